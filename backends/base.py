@@ -1,0 +1,98 @@
+"""The one small interface every backend implements.
+
+A backend module imports its framework lazily, inside the worker process that
+runs it: the harness itself never imports a framework.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from harness.case import DTYPES, LAYOUTS, OPS, Case
+from harness.inputs import Inputs
+
+
+class Unsupported(Exception):
+    """The adapter cannot express this case natively; the message says which feature is missing."""
+
+
+class Rejected(Exception):
+    """The framework itself raised on the call; the message is its first line."""
+
+
+@dataclass
+class Output:
+    array: np.ndarray          # in the case layout, storage dtype as in harness.inputs
+    dtype: str                 # canonical name of the dtype the framework returned
+    translation: str           # the framework call(s) made, as a user would write them
+    tf32: bool = False         # whether TF32 products may have been used (CUDA)
+    notes: list[str] = field(default_factory=list)  # exact identities used, if any
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What an adapter expresses natively, declared next to the code that does it.
+
+    `convdiff backends --capabilities` prints these; `supports()` should agree with them.
+    """
+
+    ops: tuple[str, ...] = OPS
+    padding: tuple[str, ...] = ("symmetric", "asymmetric", "same", "valid")  # passed natively
+    padding_identities: tuple[str, ...] = ()  # forms expressed by an exact identity instead
+    output_padding: str = "native"            # native | via output_shape | via output_size | none
+    dilation: str = "conv, transpose"
+    groups: str = "conv, transpose"
+    layouts: tuple[str, ...] = LAYOUTS
+    dtypes: tuple[str, ...] = DTYPES
+    devices: tuple[str, ...] = ("cpu", "cuda")
+
+
+class Backend:
+    """Subclass per framework; override what differs."""
+
+    capabilities = Capabilities()
+
+    name: str = ""
+    framework: str = ""              # importable module name, also the distribution probe
+    distribution: str = ""           # PyPI distribution for the version (default: framework)
+    devices: tuple[str, ...] = ("cpu", "cuda")
+    test_only: bool = False
+
+    def version(self) -> str:
+        try:
+            return importlib.metadata.version(self.distribution or self.framework)
+        except importlib.metadata.PackageNotFoundError:
+            return "unknown"
+
+    def unavailable_reason(self) -> str | None:
+        """Cheap check without importing the framework."""
+        if importlib.util.find_spec(self.framework) is None:
+            return f"{self.framework} is not installed (pip install 'convdiff[{self.framework}]')"
+        return None
+
+    # --- called inside the worker only -----------------------------------
+    def setup(self, device: str) -> None:
+        """Import the framework and prepare the device; raise to mark it unavailable."""
+
+    def device_reason(self, device: str) -> str | None:
+        """Why this device cannot run here (None when it can). Runs in the worker."""
+        return None if device == "cpu" else f"{self.name} has no {device} path"
+
+    def fingerprint(self, device: str) -> dict[str, str]:
+        return {"version": self.version()}
+
+    def supports(self, case: Case, device: str) -> str | None:
+        """None, or the reason this adapter cannot express the case natively."""
+        return None
+
+    def run(self, case: Case, inputs: Inputs, device: str) -> Output:
+        raise NotImplementedError
+
+
+def first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}".strip()

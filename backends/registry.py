@@ -1,0 +1,53 @@
+"""Backend names -> adapter objects. Modules are imported on demand; frameworks only in workers."""
+
+from __future__ import annotations
+
+import importlib
+
+from .base import Backend
+
+# name -> "module:Class"; variants of one framework sit in the framework's module.
+REAL_BACKENDS: dict[str, str] = {
+    "torch": "backends.torch_backend:TorchBackend",
+}
+TEST_PREFIXES = {
+    "fault": "backends.testing.fault:FaultBackend",
+}
+
+
+class UnknownBackend(ValueError):
+    pass
+
+
+def _load(spec: str):
+    module, cls = spec.split(":")
+    return getattr(importlib.import_module(module), cls)
+
+
+def get_backend(name: str) -> Backend:
+    """An adapter object for a backend name (`torch`, `fault:segfault`, `mutant:flip_kernel`, ...)."""
+    if name in REAL_BACKENDS:
+        return _load(REAL_BACKENDS[name])()
+    prefix, _, arg = name.partition(":")
+    if prefix in TEST_PREFIXES and arg:
+        try:
+            return _load(TEST_PREFIXES[prefix])(arg)
+        except ValueError as exc:
+            raise UnknownBackend(str(exc)) from None
+    known = ", ".join([*REAL_BACKENDS, *(f"{p}:<mode>" for p in TEST_PREFIXES)])
+    raise UnknownBackend(f"unknown backend '{name}' (known: {known})")
+
+
+def parse_backends(text: str) -> list[str]:
+    """Validate a comma-separated list; raises UnknownBackend."""
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise UnknownBackend("no backend named")
+    for n in names:
+        get_backend(n)
+    return list(dict.fromkeys(names))
+
+
+def installed_backends() -> list[str]:
+    """Real backends whose framework is importable (checked without importing it)."""
+    return [n for n in REAL_BACKENDS if get_backend(n).unavailable_reason() is None]

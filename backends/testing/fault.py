@@ -1,0 +1,50 @@
+"""`fault:<mode>`: a test double that misbehaves on purpose, to prove the runner survives.
+
+It computes its answers with the NumPy oracle (no framework), then injects the fault.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import time
+
+import numpy as np
+
+from harness.case import Case
+from harness.inputs import Inputs
+from harness.oracle import reference
+
+from ..base import Backend, Capabilities, Output
+
+FAULT_MODES = ("segfault", "abort", "hang", "exception", "wrong_shape", "nan")
+
+
+class FaultBackend(Backend):
+    framework = "numpy"
+    devices = ("cpu",)
+    test_only = True
+    capabilities = Capabilities(devices=("cpu",))
+
+    def __init__(self, mode: str) -> None:
+        if mode not in FAULT_MODES:
+            raise ValueError(f"unknown fault mode '{mode}' (known: {', '.join(FAULT_MODES)})")
+        self.mode = mode
+        self.name = f"fault:{mode}"
+
+    def run(self, case: Case, inputs: Inputs, device: str) -> Output:
+        if self.mode == "segfault":
+            ctypes.string_at(0)  # reads address 0: SIGSEGV
+        if self.mode == "abort":
+            os.abort()
+        if self.mode == "hang":
+            time.sleep(3600)
+        if self.mode == "exception":
+            raise RuntimeError("injected fault: adapter raised")
+        ref, _ = reference(case, inputs.x, inputs.w, inputs.b)
+        out = ref.astype(inputs.x.dtype)
+        if self.mode == "wrong_shape":
+            out = np.concatenate([out, out[..., -1:]], axis=-1)
+        if self.mode == "nan":
+            out.reshape(-1)[0] = np.nan
+        return Output(out, case.dtype, f"oracle, then inject {self.mode}")

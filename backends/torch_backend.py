@@ -1,0 +1,154 @@
+"""PyTorch: the canonical semantics are PyTorch's, so translation is mostly direct.
+
+Native: symmetric int padding, 'same' (stride 1) and 'valid' for conv,
+output_padding, dilation, groups, channels_last as a memory format.
+Exact identities (recorded in the result): asymmetric conv padding as F.pad then
+VALID; asymmetric transposed padding as the smaller symmetric padding then a crop.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from harness.case import Case
+from harness.inputs import Inputs
+
+from .base import Backend, Capabilities, Output, Rejected, first_line
+
+TORCH_DTYPES = ("float64", "float32", "float16", "bfloat16")
+
+
+def tf32_requested() -> bool:
+    """TF32 is off unless CONVDIFF_TF32=on (then CUDA convolutions may use it)."""
+    return os.environ.get("CONVDIFF_TF32", "off").lower() in ("1", "on", "true")
+
+
+class TorchBackend(Backend):
+    name = "torch"
+    framework = "torch"
+    capabilities = Capabilities(
+        padding=("symmetric", "same (conv, stride 1)", "valid (conv)"),
+        padding_identities=("asymmetric conv: F.pad then VALID", "same with stride > 1: explicit pads",
+                            "asymmetric transpose: symmetric then crop"),
+    )
+
+    def setup(self, device: str) -> None:
+        import torch
+
+        self.torch = torch
+        if device == "cuda" and torch.cuda.is_available():
+            torch.backends.cudnn.allow_tf32 = tf32_requested()
+            torch.backends.cuda.matmul.allow_tf32 = tf32_requested()
+
+    def device_reason(self, device: str) -> str | None:
+        if device == "cpu":
+            return None
+        if device == "cuda":
+            import torch
+
+            if not torch.cuda.is_available():
+                return "no CUDA device (torch.cuda.is_available() is False)"
+            return None
+        return f"unknown device {device}"
+
+    def fingerprint(self, device: str) -> dict[str, str]:
+        torch = self.torch
+        info = {"version": torch.__version__}
+        if device == "cuda" and torch.cuda.is_available():
+            info.update(
+                gpu=torch.cuda.get_device_name(0), cuda=str(torch.version.cuda),
+                cudnn=str(torch.backends.cudnn.version()), tf32=str(torch.backends.cudnn.allow_tf32),
+            )
+        return info
+
+    # --- tensors ----------------------------------------------------------
+    def to_tensor(self, a: np.ndarray, device: str) -> Any:
+        torch = self.torch
+        if a.dtype.name == "bfloat16":
+            t = torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
+        else:
+            t = torch.from_numpy(a)
+        return t.to(device)
+
+    def to_numpy(self, t: Any) -> tuple[np.ndarray, str]:
+        torch = self.torch
+        name = str(t.dtype).removeprefix("torch.")
+        t = t.detach().cpu().contiguous()
+        if t.dtype == torch.bfloat16:
+            import ml_dtypes
+
+            return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16), name
+        return t.numpy(), name
+
+    # --- the call ------------------------------------------------------------
+    def translate(self, case: Case) -> tuple[dict[str, Any], list[tuple[int, int]] | None, list[tuple[int, int]] | None, list[str]]:
+        """kwargs for F.conv*, an input pad (F.pad pairs) and an output crop, plus notes."""
+        geo = case.geometry
+        assert geo is not None or case.expect == "invalid"
+        kw: dict[str, Any] = {"stride": case.stride, "dilation": case.dilation, "groups": case.groups}
+        pre_pad = crop = None
+        notes: list[str] = []
+        if geo is None:  # invalid case: pass what the user wrote, let torch judge
+            pads = case.padding if isinstance(case.padding, tuple) else ((0, 0),) * case.rank
+            kw["padding"] = tuple(p[0] for p in pads)
+            if case.transpose:
+                kw["output_padding"] = case.output_padding
+            return kw, None, None, notes
+        if not case.transpose:
+            if case.padding == "valid" or (case.padding == "same" and all(s == 1 for s in case.stride)):
+                kw["padding"] = case.padding
+            elif all(b == a for b, a in geo.pads):
+                kw["padding"] = tuple(b for b, _ in geo.pads)
+                if case.padding == "same":
+                    notes.append("SAME with stride > 1 given as its explicit symmetric padding")
+            else:
+                kw["padding"] = 0
+                pre_pad = list(geo.pads)
+                notes.append("asymmetric padding: F.pad the input, then VALID convolution")
+            return kw, pre_pad, None, notes
+        low = [min(b, a) for b, a in geo.pads]
+        kw["padding"] = tuple(low)
+        kw["output_padding"] = geo.extend
+        if any(b != a for b, a in geo.pads):
+            crop = [(b - m, a - m) for (b, a), m in zip(geo.pads, low)]
+            notes.append("asymmetric transposed padding: symmetric min(before, after), then crop the rest")
+        if case.padding == "same":
+            notes.append("SAME given as explicit padding/output_padding (TF crop rule)")
+        return kw, None, crop, notes
+
+    def run(self, case: Case, inputs: Inputs, device: str) -> Output:
+        torch = self.torch
+        import torch.nn.functional as F
+
+        fn_name = f"{case.family}{case.rank}d"
+        fn = getattr(F, fn_name)
+        kw, pre_pad, crop, notes = self.translate(case)
+        x = self.to_tensor(inputs.x, device)
+        if case.channels_last:
+            x = x.movedim(-1, 1)  # NC* view with channels-last strides: torch's channels_last format
+        w = self.to_tensor(inputs.w, device)
+        b = None if inputs.b is None else self.to_tensor(inputs.b, device)
+        call = f"y = F.{fn_name}(x, w, {'b' if b is not None else 'None'}, " + ", ".join(f"{k}={v!r}" for k, v in kw.items()) + ")"
+        lines = ["x = x.movedim(-1, 1)  # channels_last memory format"] if case.channels_last else []
+        try:
+            with torch.no_grad():
+                if pre_pad:
+                    flat = [v for pair in reversed(pre_pad) for v in pair]
+                    x = F.pad(x, flat)
+                    lines.append(f"x = F.pad(x, {flat})")
+                y = fn(x, w, b, **kw)
+                lines.append(call)
+                if crop:
+                    y = y[(slice(None), slice(None), *(slice(cb, y.shape[2 + i] - ca) for i, (cb, ca) in enumerate(crop)))]
+                    lines.append("y = y[:, :, " + ", ".join(f"{cb}:{-ca or None}" for cb, ca in crop) + "]")
+        except Exception as exc:  # noqa: BLE001 - any framework exception is a finding
+            raise Rejected(first_line(exc)) from None
+        if case.channels_last:
+            y = y.movedim(1, -1)
+            lines.append("y = y.movedim(1, -1)")
+        arr, dtype = self.to_numpy(y)
+        tf32 = device == "cuda" and case.dtype == "float32" and bool(torch.backends.cudnn.allow_tf32)
+        return Output(arr, dtype, "\n".join(lines), tf32=tf32, notes=notes)

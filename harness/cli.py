@@ -1,0 +1,166 @@
+"""`convdiff` command line. Exit status: 0 clean, 1 unexpected findings, 2 bad input or usage."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from backends.registry import REAL_BACKENDS, UnknownBackend, get_backend, installed_backends, parse_backends
+
+from .case import Case
+from .fingerprint import fingerprint
+from .known_issues import KnownIssues, load_known_issues
+from .loader import case_files, load_cases
+from .progress import Progress
+from .records import JsonlSink, Record
+from .runner import run_cases
+from .summary import exit_status, format_table, summarize, write_summary
+from .yamlmap import InputError
+
+DEFAULT_CASES = "cases"
+DEVICES = ("cpu", "cuda")
+
+
+class UsageError(Exception):
+    pass
+
+
+def select_tier(cases: list[Case], tier: str) -> list[Case]:
+    """--tier smoke: smoke cases only; --tier full: all of them."""
+    return [c for c in cases if tier == "full" or c.tier == "smoke"]
+
+
+def resolve_targets(backends: list[str], device: str) -> list[tuple[str, str]]:
+    devices = DEVICES if device == "all" else (device,)
+    return [(b, d) for b in backends for d in devices if d in get_backend(b).capabilities.devices]
+
+
+def known_issues_for(paths: list[str]) -> KnownIssues:
+    """The known_issues.yaml beside the first case file (cases/ by default)."""
+    files = case_files(paths)
+    where = files[0].parent if files else Path(DEFAULT_CASES)
+    return load_known_issues(where / "known_issues.yaml")
+
+
+def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
+    paths = args.cases or [DEFAULT_CASES]
+    cases = select_tier(load_cases(paths), args.tier)
+    known = known_issues_for(paths)
+    try:
+        backends = parse_backends(args.backends) if args.backends else installed_backends()
+    except UnknownBackend as exc:
+        raise UsageError(str(exc)) from None
+    targets = resolve_targets(backends, args.device)
+    if not targets:
+        raise UsageError(f"no backend can run on device '{args.device}'")
+    out = Path(args.out)
+    sink = JsonlSink(out / "results.jsonl")
+    records: list[Record] = []
+    progress = Progress(len(cases) * len(targets))
+
+    def collect(rec: Record) -> None:
+        sink(rec)
+        records.append(rec)
+        progress.update(rec.status)
+
+    print(f"convdiff: {len(cases)} cases x {len(targets)} targets -> {out}/", file=sys.stderr)
+    try:
+        info = run_cases(cases, targets, collect, timeout=args.timeout, jobs=args.jobs, known=known)
+    finally:
+        sink.close()
+        progress.close()
+    for target, reason in info.skipped.items():
+        print(f"skipped {target}: {reason}", file=sys.stderr)
+    summary = summarize(records, fingerprint(argv, info.fingerprints, info.skipped),
+                        [e.id for e in known.stale()] if records else [])
+    write_summary(out / "summary.json", summary)
+    from reports import write_reports
+
+    write_reports(out, records, summary)
+    print(format_table(summary))
+    for stale in summary["stale_known_issues"]:
+        print(f"warning: known issue '{stale}' matched no result in this run", file=sys.stderr)
+    return exit_status(summary)
+
+
+def cmd_validate(args: argparse.Namespace, argv: list[str]) -> int:
+    total = 0
+    for f in case_files(args.paths):
+        cases = load_cases([f])
+        total += len(cases)
+        print(f"{f}: {len(cases)} cases ({sum(c.tier == 'smoke' for c in cases)} smoke)")
+    known = Path(args.paths[0]) / "known_issues.yaml" if Path(args.paths[0]).is_dir() else None
+    if known is not None and known.exists():
+        entries = load_known_issues(known).entries
+        print(f"{known}: {len(entries)} known issues")
+    print(f"ok: {total} cases")
+    return 0
+
+
+def cmd_backends(args: argparse.Namespace, argv: list[str]) -> int:
+    from .pool import Worker
+
+    names = parse_backends(args.backends) if args.backends else list(REAL_BACKENDS)
+    if args.capabilities:
+        from .capabilities import capability_table
+
+        print(capability_table(names))
+        return 0
+    for name in names:
+        backend = get_backend(name)
+        reason = backend.unavailable_reason()
+        if reason:
+            print(f"{name:<30} unavailable: {reason}")
+            continue
+        line, version = [], backend.version()
+        for device in backend.capabilities.devices:
+            w = Worker(name, device)
+            ok = w.ready()
+            line.append(f"{device}: {'yes' if ok else w.reason}")
+            version = w.version if ok else version
+            w.stop()
+        print(f"{name:<30} {version:<16} " + "; ".join(line))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="convdiff", description="Differential conformance testing of convolutions.")
+    sub = p.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run cases on backends and write results, summary and reports")
+    run.add_argument("cases", nargs="*", help="case files or directories (default: cases/)")
+    run.add_argument("--backends", help="comma-separated backend names (default: every installed framework)")
+    run.add_argument("--device", choices=(*DEVICES, "all"), default="cpu")
+    run.add_argument("--tier", choices=("smoke", "full"), default="full")
+    run.add_argument("--out", default="reports/out", help="output directory (default: reports/out)")
+    run.add_argument("--jobs", type=int, default=1, help="parallel lanes, each with its own warm workers")
+    run.add_argument("--timeout", type=float, default=120.0, help="seconds a single case may take")
+    val = sub.add_parser("validate", help="check case files only")
+    val.add_argument("paths", nargs="+")
+    be = sub.add_parser("backends", help="list backends, versions, devices, and why one is unavailable")
+    be.add_argument("--backends", help="only these backends")
+    be.add_argument("--capabilities", action="store_true", help="print what each adapter supports natively")
+    return p
+
+
+COMMANDS = {"run": cmd_run, "validate": cmd_validate, "backends": cmd_backends}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args, argv)
+    except InputError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    except (UsageError, UnknownBackend) as exc:
+        print(f"convdiff: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("convdiff: interrupted; results so far are in results.jsonl", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,123 @@
+"""cases/known_issues.yaml: expected divergences as data, matched by selectors.
+
+Entry fields: id, backend (name, glob or list), device (optional), cases (a
+selector on op, case id, file, tags and canonical parameters), status (one or a
+list), reason, link. A selector value is a scalar (per-dimension parameters match
+when every dimension equals it), a list of alternatives, a glob for strings, or a
+{min, max} range (per-dimension parameters match when any dimension is in range).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .case import Case
+from .records import STATUSES
+from .schema import CASE_FIELDS
+from .yamlmap import InputError, LineList, LineMap, load_yaml
+
+ENTRY_FIELDS = ("id", "backend", "device", "cases", "status", "reason", "link")
+SELECTOR_FIELDS = (*CASE_FIELDS, "file", "case")
+
+
+def _as_list(v: Any) -> list:
+    return list(v) if isinstance(v, list) else [v]
+
+
+def _match_value(want: Any, have: Any) -> bool:
+    if isinstance(want, dict):
+        nums = [x for x in (have if isinstance(have, list) else [have]) for x in (x if isinstance(x, list) else [x])]
+        lo, hi = want.get("min", float("-inf")), want.get("max", float("inf"))
+        return any(isinstance(n, (int, float)) and lo <= n <= hi for n in nums)
+    if isinstance(want, list):
+        return any(_match_value(w, have) for w in want)
+    if isinstance(have, list) and not isinstance(want, list):
+        flat = [x for p in have for x in (p if isinstance(p, list) else [p])]
+        return bool(flat) and all(x == want for x in flat)
+    if isinstance(want, str) and isinstance(have, str):
+        return fnmatch.fnmatchcase(have, want)
+    return want == have
+
+
+@dataclass
+class KnownIssue:
+    id: str
+    backend: list[str]
+    device: list[str]
+    cases: dict[str, Any]
+    status: list[str]
+    reason: str
+    link: str
+    hits: int = field(default=0, compare=False)
+
+    def matches(self, case: Case, backend: str, device: str) -> bool:
+        if not any(fnmatch.fnmatchcase(backend, b) for b in self.backend):
+            return False
+        if self.device and device not in self.device:
+            return False
+        params = case.params()
+        for key, want in self.cases.items():
+            have = {"case": case.id, "file": Path(case.file).name, "tags": None}.get(key, params.get(key))
+            if key == "tags":
+                if not set(_as_list(want)) <= set(case.tags):
+                    return False
+            elif not _match_value(want, have):
+                return False
+        return True
+
+
+class KnownIssues:
+    def __init__(self, entries: list[KnownIssue]) -> None:
+        self.entries = entries
+
+    def match(self, case: Case, backend: str, device: str) -> KnownIssue | None:
+        for entry in self.entries:
+            if entry.matches(case, backend, device):
+                entry.hits += 1
+                return entry
+        return None
+
+    def stale(self) -> list[KnownIssue]:
+        """Entries that matched nothing in this run: a typo, or a case that was removed."""
+        return [e for e in self.entries if e.hits == 0]
+
+
+def load_known_issues(path: str | Path) -> KnownIssues:
+    path = str(path)
+    if not Path(path).exists():
+        return KnownIssues([])
+    doc = load_yaml(path)
+    if not isinstance(doc, LineMap) or not isinstance(doc.get("issues", []), list):
+        raise InputError(path, getattr(doc, "line", 1), "issues", "must be a mapping with an 'issues' list")
+    entries: list[KnownIssue] = []
+    raw_list = doc.get("issues") or LineList(1)
+    for raw, line in zip(raw_list, raw_list.lines):
+        if not isinstance(raw, LineMap):
+            raise InputError(path, line, "issues", "each entry must be a mapping")
+        for key in raw:
+            if key not in ENTRY_FIELDS:
+                raise InputError(path, raw.lines[key], key, "unknown field")
+        for key in ("id", "backend", "status", "reason", "link"):
+            if not raw.get(key):
+                raise InputError(path, line, key, "required field is missing")
+        cases = raw.get("cases") or {}
+        if not isinstance(cases, dict):
+            raise InputError(path, raw.lines["cases"], "cases", "must be a mapping (selector)")
+        for key in cases:
+            if key not in SELECTOR_FIELDS:
+                raise InputError(path, cases.lines[key], f"cases.{key}", "unknown selector field")
+        statuses = [str(s) for s in _as_list(raw["status"])]
+        for s in statuses:
+            if s not in STATUSES:
+                raise InputError(path, raw.lines["status"], "status", f"unknown status '{s}'")
+        if any(e.id == raw["id"] for e in entries):
+            raise InputError(path, raw.lines["id"], "id", f"duplicate id '{raw['id']}'")
+        entries.append(KnownIssue(
+            id=str(raw["id"]), backend=[str(b) for b in _as_list(raw["backend"])],
+            device=[str(d) for d in _as_list(raw.get("device") or [])], cases=dict(cases),
+            status=statuses, reason=str(raw["reason"]), link=str(raw["link"]),
+        ))
+    return KnownIssues(entries)

@@ -1,0 +1,161 @@
+"""Controller side of a worker: start it, send a case, wait with a deadline, survive its death."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from multiprocessing.connection import Connection, wait
+from typing import Any
+
+from .case import Case
+from .inputs import Inputs
+
+STARTUP_TIMEOUT_S = 300.0  # importing a framework (and a cold CUDA context) can be slow
+
+
+def _death(exitcode: int | None) -> str:
+    if exitcode is None:
+        return "worker stopped answering"
+    if exitcode < 0:
+        try:
+            return f"worker killed by {signal.Signals(-exitcode).name}"
+        except ValueError:
+            return f"worker killed by signal {-exitcode}"
+    return f"worker exited with status {exitcode}"
+
+
+class Worker:
+    """One backend on one device in its own process, restarted after a crash or timeout."""
+
+    def __init__(self, backend: str, device: str) -> None:
+        self.backend, self.device = backend, device
+        self.proc: subprocess.Popen | None = None
+        self.conn: Any = None   # worker -> controller
+        self.send_conn: Any = None  # controller -> worker
+        self.log: Any = None    # the worker's stderr, kept for crash messages
+        self.reason: str | None = None  # why this backend/device cannot run here
+        self.version = "unknown"
+        self.fingerprint: dict[str, str] = {}
+        self.started_at = 0.0
+        self.sent_at = 0.0
+
+    @property
+    def target(self) -> str:
+        return f"{self.backend}-{self.device}"
+
+    # --- lifecycle -----------------------------------------------------------
+    def launch(self) -> None:
+        """Start the process without waiting for it (start several, then `ready()` each).
+
+        A fresh interpreter (`python -m harness.worker`), not multiprocessing: no fork
+        of a process holding framework threads, no re-import of the caller's __main__.
+        """
+        to_w_r, to_w_w = os.pipe()
+        from_w_r, from_w_w = os.pipe()
+        if self.log is not None:
+            self.log.close()
+        self.log = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the worker; closed in stop()
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "harness.worker", self.backend, self.device, str(to_w_r), str(from_w_w)],
+            pass_fds=(to_w_r, from_w_w), stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
+            env=env, cwd=os.getcwd(),
+        )
+        os.close(to_w_r)
+        os.close(from_w_w)
+        self.conn = Connection(from_w_r, writable=False)
+        self.send_conn = Connection(to_w_w, readable=False)
+        self.started_at = time.monotonic()
+
+    def _last_log_line(self) -> str:
+        if self.log is None:
+            return ""
+        try:
+            self.log.seek(0)
+            lines = [ln.strip() for ln in self.log.read().decode(errors="replace").splitlines() if ln.strip()]
+        except (OSError, ValueError):
+            return ""
+        return f": {lines[-1][:300]}" if lines else ""
+
+    def _exit_code(self) -> int | None:
+        try:
+            return self.proc.wait(2) if self.proc else None
+        except subprocess.TimeoutExpired:
+            return None
+
+    def ready(self) -> bool:
+        """Wait for the worker's hello; False (with `reason`) if it cannot run."""
+        if self.proc is None:
+            self.launch()
+        left = STARTUP_TIMEOUT_S - (time.monotonic() - self.started_at)
+        try:
+            if not wait([self.conn], timeout=max(left, 0.0)):
+                raise EOFError
+            _, info = self.conn.recv()
+        except (EOFError, OSError):
+            if self.proc is not None and self.proc.poll() is None:
+                self.proc.kill()
+            self.reason = f"worker did not start ({_death(self._exit_code())}){self._last_log_line()}"
+            self.kill()
+            return False
+        self.reason, self.version, self.fingerprint = info["reason"], info["version"], info["fingerprint"]
+        if self.reason:
+            self.kill()
+        return self.reason is None
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+        if self.proc is not None:
+            self.proc.wait()
+        for c in (self.conn, self.send_conn):
+            if c is not None:
+                c.close()
+        self.proc = self.conn = self.send_conn = None
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                self.send_conn.send(("stop",))
+                self.proc.wait(2)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        self.kill()
+        if self.log is not None:
+            self.log.close()
+            self.log = None
+
+    # --- one case ------------------------------------------------------------
+    def submit(self, case: Case, inputs: Inputs) -> dict[str, Any] | None:
+        """Send a case; returns an immediate failure payload if the worker cannot take it."""
+        if self.proc is None and not self.ready():
+            return {"status": "crash", "message": f"worker could not be restarted: {self.reason}", "duration_s": 0.0}
+        try:
+            self.send_conn.send(("run", case, inputs))
+        except OSError:
+            return self._died(0.0)
+        self.sent_at = time.monotonic()
+        return None
+
+    def _died(self, elapsed: float) -> dict[str, Any]:
+        code = self._exit_code()
+        msg = f"{_death(code)} while running this case{self._last_log_line()}"
+        self.kill()
+        return {"status": "crash", "message": msg, "duration_s": elapsed}
+
+    def collect(self, timeout: float) -> dict[str, Any]:
+        """The worker's answer, or a crash/timeout payload (the worker is then replaced)."""
+        left = timeout - (time.monotonic() - self.sent_at)
+        ready = wait([self.conn], timeout=max(left, 0.0))
+        elapsed = time.monotonic() - self.sent_at
+        if not ready:
+            self.kill()
+            return {"status": "timeout", "message": f"no result after {timeout:g} s; worker killed", "duration_s": elapsed}
+        try:
+            return self.conn.recv()[1]
+        except (EOFError, OSError):
+            return self._died(elapsed)

@@ -1,0 +1,84 @@
+"""Result records (one JSON object per line of results.jsonl) and the streaming writer."""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+STATUSES = ("pass", "mismatch", "shape_mismatch", "unsupported", "rejected",
+            "accepted_invalid", "error", "crash", "timeout")
+FAILING = frozenset(STATUSES) - {"pass", "unsupported"}
+
+
+@dataclass
+class Record:
+    case_id: str
+    file: str
+    op: str
+    params: dict[str, Any]
+    backend: str
+    backend_version: str
+    device: str
+    dtype: str
+    status: str
+    max_abs_err: float | None = None
+    rel_err: float | None = None
+    bound_ratio: float | None = None
+    diagnosis: str | None = None
+    known_issue: str | None = None
+    message: str = ""
+    duration_s: float = 0.0
+    # beyond the contract's fields: for reports and reproducers
+    translation: str = ""
+    where: dict[str, Any] | None = None
+    known_status: list[str] = field(default_factory=list)
+
+    @property
+    def unexpected(self) -> bool:
+        """A failing status not explained by a known issue."""
+        return self.status in FAILING and not (self.known_issue and self.status in self.known_status)
+
+    @property
+    def fixed_upstream(self) -> bool:
+        return bool(self.known_issue) and self.status == "pass"
+
+    def to_json(self) -> str:
+        d = asdict(self)
+        for k in ("max_abs_err", "rel_err", "bound_ratio"):
+            if d[k] is not None and not math.isfinite(d[k]):
+                d[k] = None
+        return json.dumps(d, separators=(",", ":"), sort_keys=False)
+
+    @classmethod
+    def from_json(cls, line: str) -> Record:
+        d = json.loads(line)
+        return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
+
+
+class JsonlSink:
+    """Appends each record as it is produced and flushes: a crash loses nothing written."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.fh = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed in close()
+        self.lock = threading.Lock()
+
+    def __call__(self, record: Record) -> None:
+        with self.lock:
+            self.fh.write(record.to_json() + "\n")
+            self.fh.flush()
+
+    def close(self) -> None:
+        self.fh.close()
+
+
+def read_records(paths: list[Path]) -> list[Record]:
+    out: list[Record] = []
+    for p in paths:
+        with open(p, encoding="utf-8") as fh:
+            out.extend(Record.from_json(line) for line in fh if line.strip())
+    return out

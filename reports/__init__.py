@@ -1,0 +1,18 @@
+"""Report writers. Each takes the records and the summary of a run and writes one file."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from harness.records import Record
+
+
+def write_reports(out_dir: Path, records: Sequence[Record], summary: dict[str, Any]) -> list[Path]:
+    """Every report besides results.jsonl and summary.json; returns the paths written."""
+    from .junit import write_junit
+
+    junit = out_dir / "junit.xml"
+    write_junit(junit, records)
+    return [junit]
