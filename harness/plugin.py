@@ -146,7 +146,7 @@ class CaseItem(pytest.Item):
             pytest.skip(f"{self.backend}-{self.device}: {worker.reason}")
         inputs, oracle = state.oracle(self.case)
         payload = worker.submit(self.case, inputs) or worker.collect(state.timeout)
-        rec = judge(self.case, self.backend, worker, payload, oracle, None)
+        rec = judge(self.case, self.backend, worker, payload, oracle, None, inputs)
         self.record = rec
         if rec.status == "unsupported":
             pytest.skip(f"unsupported: {rec.message}")

@@ -31,7 +31,7 @@ class RunInfo:
 
 
 def judge(case: Case, backend: str, worker: Worker, payload: dict[str, Any],
-          oracle: tuple | None, known: KnownIssues | None) -> Record:
+          oracle: tuple | None, known: KnownIssues | None, inputs: Inputs | None = None) -> Record:
     """Turn a worker's payload into a result record (comparison happens here)."""
     status, message = payload["status"], payload.get("message", "")
     rec = Record(
@@ -51,6 +51,10 @@ def judge(case: Case, backend: str, worker: Worker, payload: dict[str, Any],
         verdict = compare(case, payload["array"], payload["dtype"], oracle[0], oracle[1], payload.get("tf32", False))
         rec.status, rec.message, rec.where = verdict.status, verdict.message, verdict.where
         rec.max_abs_err, rec.rel_err, rec.bound_ratio = verdict.max_abs_err, verdict.rel_err, verdict.bound_ratio
+        if verdict.status in ("mismatch", "shape_mismatch") and inputs is not None:
+            from .diagnosis import diagnose
+
+            rec.diagnosis = diagnose(case, inputs, payload["array"], payload.get("tf32", False))
     if known is not None:
         entry = known.match(case, backend, worker.device)
         if entry is not None:
@@ -91,7 +95,7 @@ class Lane:
         oracle = oracle_for(case, inputs)
         for w in self.workers:
             payload = early[w.target] or w.collect(timeout)
-            sink(judge(case, w.backend, w, payload, oracle, known))
+            sink(judge(case, w.backend, w, payload, oracle, known, inputs))
 
     def stop(self) -> None:
         for w in self.workers:
