@@ -45,7 +45,8 @@ def known_issues_for(paths: list[str]) -> KnownIssues:
 
 def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
     paths = args.cases or [DEFAULT_CASES]
-    cases = select_tier(load_cases(paths), args.tier)
+    all_cases = load_cases(paths)
+    cases = select_tier(all_cases, args.tier)
     known = known_issues_for(paths)
     try:
         backends = parse_backends(args.backends) if args.backends else installed_backends()
@@ -72,15 +73,15 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
         progress.close()
     for target, reason in info.skipped.items():
         print(f"skipped {target}: {reason}", file=sys.stderr)
-    summary = summarize(records, fingerprint(argv, info.fingerprints, info.skipped),
-                        [e.id for e in known.stale()] if records else [])
+    stale = [e.id for e in known.stale(all_cases, list(REAL_BACKENDS))]
+    summary = summarize(records, fingerprint(argv, info.fingerprints, info.skipped), stale)
     write_summary(out / "summary.json", summary)
     from reports import write_reports
 
     write_reports(out, records, summary)
     print(format_table(summary))
-    for stale in summary["stale_known_issues"]:
-        print(f"warning: known issue '{stale}' matched no result in this run", file=sys.stderr)
+    for entry_id in summary["stale_known_issues"]:
+        print(f"warning: known issue '{entry_id}' matches no case of the corpus", file=sys.stderr)
     return exit_status(summary)
 
 
@@ -92,8 +93,10 @@ def cmd_validate(args: argparse.Namespace, argv: list[str]) -> int:
         print(f"{f}: {len(cases)} cases ({sum(c.tier == 'smoke' for c in cases)} smoke)")
     known = Path(args.paths[0]) / "known_issues.yaml" if Path(args.paths[0]).is_dir() else None
     if known is not None and known.exists():
-        entries = load_known_issues(known).entries
-        print(f"{known}: {len(entries)} known issues")
+        issues = load_known_issues(known)
+        print(f"{known}: {len(issues.entries)} known issues")
+        for e in issues.stale(load_cases(args.paths), list(REAL_BACKENDS)):
+            print(f"warning: known issue '{e.id}' matches no case in {args.paths[0]}", file=sys.stderr)
     print(f"ok: {total} cases")
     return 0
 

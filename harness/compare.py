@@ -7,11 +7,12 @@ from typing import Any
 
 import numpy as np
 
-from .bound import error_bound
+from .bound import UNIT_ROUNDOFF, error_bound
 from .case import Case
 
 SPATIAL_NAMES = {1: ("W",), 2: ("H", "W"), 3: ("D", "H", "W")}
 PROFILE_LIMIT = 64
+HEAT_LIMIT = 32  # cells per side of the heat-map slice kept in a record
 
 
 @dataclass
@@ -64,7 +65,26 @@ def locate(case: Case, ratio: np.ndarray, bad: np.ndarray) -> dict[str, Any]:
     return {
         "bad": int(bad.sum()), "total": int(bad.size), "region": region,
         "worst_index": [int(i) for i in worst], "axes": axes,
+        "heat": _heat_slice(ratio, worst, names),
     }
+
+
+def _heat_slice(ratio: np.ndarray, worst: tuple, names: tuple[str, ...]) -> dict[str, Any]:
+    """A 2-D slice of the error/bound ratio through the worst element, for the report's heat map.
+
+    The last two axes (H x W, or C x W in 1-D), other axes fixed at the worst index;
+    max-pooled to at most HEAT_LIMIT per side so no bad element disappears; 2 digits;
+    non-finite ratios (NaN/Inf outputs) become null.
+    """
+    fixed = tuple(int(i) for i in worst[:-2])
+    plane = ratio[fixed] if ratio.size else np.zeros((0, 0))
+    blocks = [max(1, -(-n // HEAT_LIMIT)) for n in plane.shape]
+    if plane.size and any(b > 1 for b in blocks):
+        pad = [(0, -n % b) for n, b in zip(plane.shape, blocks)]
+        plane = np.pad(plane, pad, constant_values=0.0)
+        plane = plane.reshape(plane.shape[0] // blocks[0], blocks[0], plane.shape[1] // blocks[1], blocks[1]).max(axis=(1, 3))
+    cells = [[float(f"{v:.2g}") if np.isfinite(v) else None for v in row] for row in plane]
+    return {"axes": list(names[-2:]), "fixed": dict(zip(names[:-2], fixed)), "block": blocks, "values": cells}
 
 
 def compare(case: Case, out: np.ndarray, out_dtype: str, ref: np.ndarray, scale: np.ndarray,
@@ -78,8 +98,11 @@ def compare(case: Case, out: np.ndarray, out_dtype: str, ref: np.ndarray, scale:
     finite = np.isfinite(out64)
     err = np.abs(out64 - ref)
     bound = error_bound(case, ref, scale, tf32)
-    # A zero bound (exact arithmetic) still gives a finite, sortable ratio.
-    ratio = np.where(finite, err / np.maximum(bound, np.finfo(np.float64).tiny), np.inf)
+    # Where exact arithmetic makes the bound 0, measure errors in units of one rounding
+    # at that element instead, so the ratio stays finite and sortable.
+    unit = np.maximum(bound, UNIT_ROUNDOFF[case.dtype] * scale + np.finfo(np.float64).tiny)
+    with np.errstate(over="ignore"):
+        ratio = np.where(finite, err / unit, np.inf)
     peak = float(np.max(np.abs(ref))) if ref.size else 0.0
     max_err = float(np.max(np.where(finite, err, 0.0))) if err.size else 0.0
     rel = max_err / peak if peak > 0 else (0.0 if max_err == 0 else float("inf"))

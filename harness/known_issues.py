@@ -10,7 +10,7 @@ when every dimension equals it), a list of alternatives, a glob for strings, or 
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +51,6 @@ class KnownIssue:
     status: list[str]
     reason: str
     link: str
-    hits: int = field(default=0, compare=False)
 
     def matches(self, case: Case, backend: str, device: str) -> bool:
         if not any(fnmatch.fnmatchcase(backend, b) for b in self.backend):
@@ -76,13 +75,21 @@ class KnownIssues:
     def match(self, case: Case, backend: str, device: str) -> KnownIssue | None:
         for entry in self.entries:
             if entry.matches(case, backend, device):
-                entry.hits += 1
                 return entry
         return None
 
-    def stale(self) -> list[KnownIssue]:
-        """Entries that matched nothing in this run: a typo, or a case that was removed."""
-        return [e for e in self.entries if e.hits == 0]
+    def stale(self, cases: list[Case], backends: list[str]) -> list[KnownIssue]:
+        """Entries matching no case of the corpus on any backend they name: a typo, or a removed case.
+
+        Judged against the whole corpus, not one run, so a smoke-only run does not cry wolf.
+        """
+        out = []
+        for e in self.entries:
+            names = [b for b in backends if any(fnmatch.fnmatchcase(b, p) for p in e.backend)]
+            devices = e.device or ["cpu", "cuda"]
+            if not any(e.matches(c, b, d) for c in cases for b in names for d in devices):
+                out.append(e)
+        return out
 
 
 def load_known_issues(path: str | Path) -> KnownIssues:

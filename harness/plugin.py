@@ -53,9 +53,10 @@ class ConvdiffState:
         self.workers: dict[str, Worker] = {}
         self.oracles: OrderedDict[str, Any] = OrderedDict()
         self.known: dict[Path, KnownIssues] = {}
+        self.collected: dict[Path, list[Case]] = {}  # every case seen, all tiers, per directory
 
-    def known_for(self, case_file: Path) -> KnownIssues:
-        d = case_file.parent
+    def known_for(self, d: Path) -> KnownIssues:
+        """The known_issues.yaml of a case directory, loaded once."""
         if d not in self.known:
             self.known[d] = load_known_issues(d / "known_issues.yaml")
         return self.known[d]
@@ -86,6 +87,18 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[STATE] = ConvdiffState(config)
 
 
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """Warn about known issues that match no case of the corpus (typo or removed case)."""
+    state = config.stash.get(STATE, None)
+    if state is None:
+        return
+    from backends.registry import REAL_BACKENDS
+
+    for directory, cases in state.collected.items():
+        for entry in state.known_for(directory).stale(cases, list(REAL_BACKENDS)):
+            terminalreporter.write_line(f"warning: known issue '{entry.id}' matches no case in {directory}", yellow=True)
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     state = config.stash.get(STATE, None)
     if state is not None:
@@ -105,7 +118,8 @@ class CaseFile(pytest.File):
     def collect(self):
         state = self.config.stash[STATE]
         cases = load_file(self.path)
-        known = state.known_for(self.path)
+        known = state.known_for(self.path.parent)
+        state.collected.setdefault(self.path.parent, []).extend(cases)
         for case in cases:
             if state.tier == "smoke" and case.tier != "smoke":
                 continue

@@ -1,0 +1,86 @@
+"""The pytest plugin: ids, tiers, known issues as xfail, skips with reasons, failures with their call."""
+
+from __future__ import annotations
+
+import pytest
+
+CASES = """\
+defaults:
+  op: conv2d
+  in_channels: 2
+  out_channels: 2
+  input_size: 5
+  kernel_size: 3
+cases:
+  - id: smoke_one
+    tier: smoke
+  - id: swept
+    sweep:
+      stride: [1, 2]
+  - id: nan_known
+    tier: smoke
+    tags: [naughty]
+"""
+
+KNOWN = """\
+issues:
+  - id: nan_backend_nan
+    backend: "fault:nan"
+    cases: {tags: naughty}
+    status: mismatch
+    reason: the nan fault backend returns NaN
+    link: https://example.invalid/issue/1
+  - id: typo_entry
+    backend: torch
+    cases: {op: conv9d}
+    status: mismatch
+    reason: matches nothing
+    link: none
+"""
+
+
+@pytest.fixture
+def corpus(pytester):
+    pytester.mkdir("cases")
+    pytester.path.joinpath("cases", "conv2d.yaml").write_text(CASES)
+    pytester.path.joinpath("cases", "known_issues.yaml").write_text(KNOWN)
+    return pytester
+
+
+def test_ids_and_tiers(corpus):
+    result = corpus.runpytest_subprocess("cases", "--backends", "torch", "--tier", "full", "--collect-only", "-q")
+    out = result.stdout.str()
+    for node in ("cases/conv2d.yaml::smoke_one[torch-cpu]", "cases/conv2d.yaml::swept[stride=1][torch-cpu]",
+                 "cases/conv2d.yaml::swept[stride=2][torch-cpu]"):
+        assert node in out
+    smoke = corpus.runpytest_subprocess("cases", "--backends", "torch", "--tier", "smoke", "--collect-only", "-q")
+    assert "swept" not in smoke.stdout.str() and "2 tests collected" in smoke.stdout.str()
+
+
+def test_known_issue_is_xfail_with_link_and_others_fail(corpus):
+    result = corpus.runpytest_subprocess("cases", "--backends", "torch,fault:nan", "--tier", "smoke", "-rxX")
+    result.assert_outcomes(passed=2, failed=1, xfailed=1)
+    out = result.stdout.str()
+    assert "https://example.invalid/issue/1" in out
+    assert "mismatch: 1 non-finite output element(s) (NaN)" in out  # the un-known one fails with its story
+    assert "warning: known issue 'typo_entry' matches no case" in out
+
+
+def test_unavailable_device_is_a_skip_with_reason(corpus):
+    result = corpus.runpytest_subprocess("cases", "--backends", "torch", "--device", "cuda", "--tier", "smoke", "-rs")
+    result.assert_outcomes(skipped=2)
+    assert "no CUDA device" in result.stdout.str()
+
+
+def test_bad_case_file_is_one_line_collection_error(pytester):
+    pytester.mkdir("cases")
+    pytester.path.joinpath("cases", "bad.yaml").write_text("cases:\n  - id: a\n    op: conv9d\n")
+    result = pytester.runpytest_subprocess("cases", "--backends", "torch")
+    assert result.ret != 0
+    assert "cases/bad.yaml:3: op: must be one of" in result.stdout.str()
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_runs_under_xdist(corpus):
+    result = corpus.runpytest_subprocess("cases", "--backends", "torch", "-n", "2", "-p", "xdist")
+    result.assert_outcomes(passed=4)

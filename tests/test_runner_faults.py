@@ -1,0 +1,57 @@
+"""A crashing, hanging or lying backend costs exactly its own results; everything else completes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness.cli import main
+from harness.runner import run_cases
+
+from .helpers import make_case
+
+CASES = [
+    make_case(id=f"f{i}", op=op, in_channels=2, out_channels=2, input_size=6, kernel_size=3, stride=2)
+    for i, op in enumerate(["conv1d", "conv_transpose2d", "conv3d"])
+]
+
+EXPECTED = {
+    "segfault": ("crash", "SIGSEGV"),
+    "abort": ("crash", "SIGABRT"),
+    "hang": ("timeout", "no result after"),
+    "exception": ("error", "injected fault"),
+    "wrong_shape": ("shape_mismatch", "output shape"),
+    "nan": ("mismatch", "NaN"),
+}
+
+
+@pytest.mark.parametrize("mode", list(EXPECTED))
+def test_fault_is_recorded_and_the_run_goes_on(mode):
+    records = []
+    run_cases(CASES, [("fault:" + mode, "cpu"), ("torch", "cpu")], records.append, timeout=3.0)
+    status, text = EXPECTED[mode]
+    faulty = [r for r in records if r.backend.startswith("fault")]
+    torch = [r for r in records if r.backend == "torch"]
+    assert [r.case_id for r in faulty] == [c.id for c in CASES]  # later cases still ran on the faulty backend
+    assert all(r.status == status and text in r.message for r in faulty), [(r.status, r.message) for r in faulty]
+    assert [r.status for r in torch] == ["pass"] * len(CASES)
+
+
+def test_cli_run_with_segfault_backend(tmp_path):
+    """`convdiff run --backends torch,fault:segfault`: crash results, every torch result present, exit 1."""
+    case_file = tmp_path / "cases" / "few.yaml"
+    case_file.parent.mkdir()
+    case_file.write_text(
+        "defaults:\n  op: conv2d\n  in_channels: 2\n  out_channels: 3\n  input_size: 5\n  kernel_size: 3\n"
+        "cases:\n  - id: a\n  - id: b\n    stride: 2\n  - id: c\n    padding: same\n"
+    )
+    out = tmp_path / "out"
+    rc = main(["run", str(case_file), "--backends", "torch,fault:segfault", "--out", str(out), "--timeout", "20"])
+    assert rc == 1
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    by = {(r["backend"], r["case_id"]): r["status"] for r in records}
+    assert by == {**{("torch", k): "pass" for k in "abc"}, **{("fault:segfault", k): "crash" for k in "abc"}}
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["unexpected"] == 3 and summary["counts"]["fault:segfault-cpu"] == {"crash": 3}
+    assert (out / "junit.xml").exists()
