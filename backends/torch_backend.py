@@ -56,7 +56,7 @@ class TorchBackend(Backend):
 
     def fingerprint(self, device: str) -> dict[str, str]:
         torch = self.torch
-        info = {"version": torch.__version__}
+        info = {"version": str(torch.__version__)}
         if device == "cuda" and torch.cuda.is_available():
             info.update(
                 gpu=torch.cuda.get_device_name(0), cuda=str(torch.version.cuda),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections import deque
 import signal
 import subprocess
 import sys
@@ -41,7 +42,8 @@ class Worker:
         self.version = "unknown"
         self.fingerprint: dict[str, str] = {}
         self.started_at = 0.0
-        self.sent_at = 0.0
+        self.inflight: deque[tuple[Case, Inputs]] = deque()
+        self.head_since = 0.0  # when the worker became free for the oldest case in flight
 
     @property
     def target(self) -> str:
@@ -118,10 +120,11 @@ class Worker:
         self.proc = self.conn = self.send_conn = None
 
     def stop(self) -> None:
+        """Ask the worker to exit, and kill it if it lingers (framework teardown can take seconds)."""
         if self.proc is not None and self.proc.poll() is None:
             try:
                 self.send_conn.send(("stop",))
-                self.proc.wait(2)
+                self.proc.wait(0.2)
             except (OSError, subprocess.TimeoutExpired):
                 pass
         self.kill()
@@ -129,33 +132,60 @@ class Worker:
             self.log.close()
             self.log = None
 
-    # --- one case ------------------------------------------------------------
-    def submit(self, case: Case, inputs: Inputs) -> dict[str, Any] | None:
-        """Send a case; returns an immediate failure payload if the worker cannot take it."""
-        if self.proc is None and not self.ready():
-            return {"status": "crash", "message": f"worker could not be restarted: {self.reason}", "duration_s": 0.0}
-        try:
-            self.send_conn.send(("run", case, inputs))
-        except OSError:
-            return self._died(0.0)
-        self.sent_at = time.monotonic()
-        return None
+    # --- cases in flight ------------------------------------------------------
+    def submit(self, case: Case, inputs: Inputs) -> None:
+        """Queue a case. The worker answers in order, so several may be in flight (pipelining)."""
+        self.inflight.append((case, inputs))
+        if self.proc is not None:
+            try:
+                self.send_conn.send(("run", case, inputs))
+            except OSError:
+                pass  # the worker died; collect() reports it and resends the rest
+        if len(self.inflight) == 1:
+            self.head_since = time.monotonic()
 
     def _died(self, elapsed: float) -> dict[str, Any]:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
         code = self._exit_code()
         msg = f"{_death(code)} while running this case{self._last_log_line()}"
         self.kill()
         return {"status": "crash", "message": msg, "duration_s": elapsed}
 
+    def _restart_and_resend(self) -> str | None:
+        """A fresh worker gets every case still in flight; returns why it could not start."""
+        if not self.ready():
+            return self.reason
+        try:
+            for case, inputs in self.inflight:
+                self.send_conn.send(("run", case, inputs))
+        except OSError:
+            return "worker died while receiving cases"
+        self.head_since = time.monotonic()
+        return None
+
     def collect(self, timeout: float) -> dict[str, Any]:
-        """The worker's answer, or a crash/timeout payload (the worker is then replaced)."""
-        left = timeout - (time.monotonic() - self.sent_at)
+        """The answer for the oldest case in flight, or a crash/timeout payload for it.
+
+        Its clock starts when the worker became free for it (the previous answer), so
+        queued cases are not charged for their predecessors. After a crash or timeout
+        the worker is replaced and the remaining cases are sent again.
+        """
+        if self.proc is None:
+            why = self._restart_and_resend()
+            if why:
+                self.inflight.popleft()
+                return {"status": "crash", "message": f"worker could not be restarted: {why}", "duration_s": 0.0}
+        left = timeout - (time.monotonic() - self.head_since)
         ready = wait([self.conn], timeout=max(left, 0.0))
-        elapsed = time.monotonic() - self.sent_at
+        elapsed = time.monotonic() - self.head_since
+        self.inflight.popleft()
         if not ready:
             self.kill()
             return {"status": "timeout", "message": f"no result after {timeout:g} s; worker killed", "duration_s": elapsed}
         try:
-            return self.conn.recv()[1]
+            payload = self.conn.recv()[1]
         except (EOFError, OSError):
             return self._died(elapsed)
+        self.head_since = time.monotonic()
+        return payload

@@ -7,6 +7,7 @@ float64 oracle while they work, then collects and judges each answer.
 from __future__ import annotations
 
 import threading
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,9 @@ from .known_issues import KnownIssues
 from .oracle import reference
 from .pool import Worker
 from .records import Record
+
+
+PIPELINE_DEPTH = 2  # cases queued per worker beyond the one being judged
 
 
 @dataclass
@@ -85,17 +89,23 @@ class Lane:
 
     def run(self, cases: Sequence[Case], timeout: float, known: KnownIssues | None,
             sink: Callable[[Record], None]) -> None:
+        """Pipelined: each worker already holds the next case while this one is judged,
+        and the controller computes the oracle while the workers compute."""
+        pending: deque[tuple[Case, Inputs, tuple | None]] = deque()
         for case in cases:
-            self.run_one(case, timeout, known, sink)
+            inputs = make_inputs(case)
+            for w in self.workers:
+                w.submit(case, inputs)
+            pending.append((case, inputs, oracle_for(case, inputs)))
+            if len(pending) > PIPELINE_DEPTH:
+                self.finish(*pending.popleft(), timeout, known, sink)
+        while pending:
+            self.finish(*pending.popleft(), timeout, known, sink)
 
-    def run_one(self, case: Case, timeout: float, known: KnownIssues | None,
-                sink: Callable[[Record], None]) -> None:
-        inputs = make_inputs(case)
-        early = {w.target: w.submit(case, inputs) for w in self.workers}
-        oracle = oracle_for(case, inputs)
+    def finish(self, case: Case, inputs: Inputs, oracle: tuple | None, timeout: float,
+               known: KnownIssues | None, sink: Callable[[Record], None]) -> None:
         for w in self.workers:
-            payload = early[w.target] or w.collect(timeout)
-            sink(judge(case, w.backend, w, payload, oracle, known, inputs))
+            sink(judge(case, w.backend, w, w.collect(timeout), oracle, known, inputs))
 
     def stop(self) -> None:
         for w in self.workers:

@@ -48,8 +48,11 @@ def worker_main(requests: Any, replies: Any, backend_name: str, device: str) -> 
         backend = get_backend(backend_name)
         backend.setup(device)
         reason = backend.device_reason(device)
-        info = {"reason": reason, "version": backend.version(),
-                "fingerprint": backend.fingerprint(device) if reason is None else {}}
+        # Plain str only: a framework's str subclass (torch's TorchVersion) would make the
+        # controller import the framework when it unpickles this message.
+        fp = backend.fingerprint(device) if reason is None else {}
+        info = {"reason": reason, "version": str(backend.version()),
+                "fingerprint": {str(k): str(v) for k, v in fp.items()}}
     except Exception as exc:  # noqa: BLE001 - report, do not die silently
         info = {"reason": f"setup failed: {first_line(exc)}", "version": "unknown", "fingerprint": {}}
     replies.send(("ready", info))

@@ -55,3 +55,22 @@ def test_cli_run_with_segfault_backend(tmp_path):
     summary = json.loads((out / "summary.json").read_text())
     assert summary["unexpected"] == 3 and summary["counts"]["fault:segfault-cpu"] == {"crash": 3}
     assert (out / "junit.xml").exists()
+
+
+def test_controller_never_imports_a_framework():
+    """Frameworks live in workers only (importing TF then paddle in one process segfaults)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from harness.runner import run_cases\n"
+        "from tests.helpers import make_case\n"
+        "c = make_case(id='a', op='conv2d', in_channels=2, out_channels=2, input_size=5, kernel_size=3)\n"
+        "recs = []\n"
+        "run_cases([c], [('torch', 'cpu')], recs.append)\n"
+        "assert recs[0].status == 'pass', recs[0]\n"
+        "print(sorted(m for m in ('torch', 'tensorflow', 'paddle', 'tvm') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "[]"
