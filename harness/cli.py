@@ -127,6 +127,56 @@ def cmd_backends(args: argparse.Namespace, argv: list[str]) -> int:
     return 0
 
 
+def cmd_report(args: argparse.Namespace, argv: list[str]) -> int:
+    from reports.merge import build_report
+
+    missing = [p for p in [*args.results, *([args.baseline] if args.baseline else [])] if not Path(p).exists()]
+    if missing:
+        raise UsageError(f"no such file: {', '.join(missing)}")
+    return build_report([Path(p) for p in args.results], Path(args.out), argv,
+                        Path(args.baseline) if args.baseline else None)
+
+
+def cmd_repro(args: argparse.Namespace, argv: list[str]) -> int:
+    from reports.repro import ReproUnavailable, find_record, script_for
+
+    get_backend(args.backend)  # unknown names are usage errors
+    try:
+        rec = find_record(args.case_id, args.backend, args.device, args.cases or [DEFAULT_CASES], args.results)
+        script = script_for(rec)
+    except ReproUnavailable as exc:
+        raise UsageError(str(exc)) from None
+    print(script, end="")
+    print(f"# convdiff: {rec.file}::{rec.case_id} on {rec.backend}-{rec.device}: {rec.status} {rec.message}",
+          file=sys.stderr)
+    return 0
+
+
+def cmd_selftest(args: argparse.Namespace, argv: list[str]) -> int:
+    from .selftest import format_selftest, run_selftest
+
+    result = run_selftest(args.cases or [DEFAULT_CASES], timeout=args.timeout, jobs=args.jobs)
+    print(format_selftest(result))
+    return 0 if result.ok else 1
+
+
+def cmd_minimize(args: argparse.Namespace, argv: list[str]) -> int:
+    from .minimize import MinimizeError, case_size, find_case, minimize, write_outputs
+
+    get_backend(args.backend)  # unknown names are usage errors
+    try:
+        case = find_case(args.case_id, args.cases or [DEFAULT_CASES])
+        result = minimize(case, args.backend, args.device, timeout=args.timeout)
+    except MinimizeError as exc:
+        raise UsageError(str(exc)) from None
+    rec = result.record
+    print(f"{case.id} on {rec.backend}-{rec.device}: {rec.status}" + (f" ({rec.diagnosis})" if rec.diagnosis else "")
+          + f"; size {case_size(case)} -> {case_size(result.case)} in {result.tried} candidates, {result.seconds:.1f} s")
+    for path in write_outputs(result, Path(args.out)):
+        print(f"wrote {path}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="convdiff", description="Differential conformance testing of convolutions.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -143,10 +193,32 @@ def build_parser() -> argparse.ArgumentParser:
     be = sub.add_parser("backends", help="list backends, versions, devices, and why one is unavailable")
     be.add_argument("--backends", help="only these backends")
     be.add_argument("--capabilities", action="store_true", help="print what each adapter supports natively")
+    rep = sub.add_parser("report", help="merge results.jsonl shards and rebuild summary.json, report.html, junit.xml")
+    rep.add_argument("results", nargs="+", help="results.jsonl files (shards)")
+    rep.add_argument("--out", default="reports/out", help="output directory (default: reports/out)")
+    rep.add_argument("--baseline", help="an earlier summary.json (or its directory): mark findings new / still present / gone")
+    rp = sub.add_parser("repro", help="print a standalone script (NumPy + the framework) reproducing one result")
+    rp.add_argument("case_id", help="case id, or FILE::ID when ids repeat across files")
+    rp.add_argument("--backend", required=True)
+    rp.add_argument("--device", choices=DEVICES, default="cpu")
+    rp.add_argument("--cases", nargs="*", help="case files or directories (default: cases/)")
+    rp.add_argument("--results", help="take the result from this results.jsonl instead of running the case")
+    st = sub.add_parser("selftest", help="run every mutant:* backend over the smoke tier: is each bug class caught and named?")
+    st.add_argument("cases", nargs="*", help="case files or directories (default: cases/)")
+    st.add_argument("--jobs", type=int, default=1, help="parallel lanes, each with its own warm workers")
+    st.add_argument("--timeout", type=float, default=120.0, help="seconds a single case may take")
+    mz = sub.add_parser("minimize", help="shrink a failing case while its status and diagnosis persist")
+    mz.add_argument("case_id", help="case id, or FILE::ID when ids repeat across files")
+    mz.add_argument("--backend", required=True)
+    mz.add_argument("--device", choices=DEVICES, default="cpu")
+    mz.add_argument("--cases", nargs="*", help="case files or directories (default: cases/)")
+    mz.add_argument("--out", default="reports/out/minimized", help="output directory (default: reports/out/minimized)")
+    mz.add_argument("--timeout", type=float, default=120.0, help="seconds a single candidate may take")
     return p
 
 
-COMMANDS = {"run": cmd_run, "validate": cmd_validate, "backends": cmd_backends}
+COMMANDS = {"run": cmd_run, "validate": cmd_validate, "backends": cmd_backends, "report": cmd_report,
+            "repro": cmd_repro, "selftest": cmd_selftest, "minimize": cmd_minimize}
 
 
 def main(argv: list[str] | None = None) -> int:

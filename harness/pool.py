@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections import deque
 import signal
 import subprocess
 import sys
 import tempfile
 import time
+from collections import deque
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
@@ -137,10 +138,9 @@ class Worker:
         """Queue a case. The worker answers in order, so several may be in flight (pipelining)."""
         self.inflight.append((case, inputs))
         if self.proc is not None:
-            try:
+            # If the worker died, collect() reports it and resends the rest.
+            with contextlib.suppress(OSError):
                 self.send_conn.send(("run", case, inputs))
-            except OSError:
-                pass  # the worker died; collect() reports it and resends the rest
         if len(self.inflight) == 1:
             self.head_since = time.monotonic()
 

@@ -21,7 +21,6 @@ from .oracle import reference
 from .pool import Worker
 from .records import Record
 
-
 PIPELINE_DEPTH = 2  # cases queued per worker beyond the one being judged
 
 
