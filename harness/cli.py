@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from .loader import case_files, load_cases
 from .progress import Progress
 from .records import JsonlSink, Record
 from .runner import run_cases
+from .shard import parse_shard, shard
 from .summary import exit_status, format_table, summarize, write_summary
 from .yamlmap import InputError
 
@@ -47,6 +49,12 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
     paths = args.cases or [DEFAULT_CASES]
     all_cases = load_cases(paths)
     cases = select_tier(all_cases, args.tier)
+    if args.shard:
+        try:
+            cases = shard(cases, *parse_shard(args.shard))
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    os.environ["CONVDIFF_TF32"] = args.tf32  # read by the CUDA paths of torch and TensorFlow workers
     known = known_issues_for(paths)
     try:
         backends = parse_backends(args.backends) if args.backends else installed_backends()
@@ -188,6 +196,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--out", default="reports/out", help="output directory (default: reports/out)")
     run.add_argument("--jobs", type=int, default=1, help="parallel lanes, each with its own warm workers")
     run.add_argument("--timeout", type=float, default=120.0, help="seconds a single case may take")
+    run.add_argument("--shard", help="i/n: run only shard i of n (deterministic, cost-balanced)")
+    run.add_argument("--tf32", choices=("on", "off"), default="off", help="allow TF32 on CUDA (default off)")
     val = sub.add_parser("validate", help="check case files only")
     val.add_argument("paths", nargs="+")
     be = sub.add_parser("backends", help="list backends, versions, devices, and why one is unavailable")
