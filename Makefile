@@ -23,6 +23,7 @@ test: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/actionlint .github/workflows/*.yml
 
 bench: $(STAMP)
 	$(PY) bench/bench.py
