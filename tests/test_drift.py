@@ -1,0 +1,42 @@
+"""Drift analysis flags error that grows faster than rounding theory, and names where."""
+
+from __future__ import annotations
+
+import math
+
+from harness.bound import FLOAT32_U, gamma
+from harness.drift import analyze, format_drift, normalized_error
+from harness.records import Record
+
+
+def rec(backend: str, kernel: int, e: float, cin: int = 4) -> Record:
+    k = cin * kernel**3
+    return Record(case_id=f"drift_x[kernel_size={kernel}]", file="drift.yaml", op="conv_transpose3d",
+                  params={"in_channels": cin, "groups": 1, "kernel_size": [kernel] * 3, "tags": ["drift"]},
+                  backend=backend, backend_version="1", device="cpu", dtype="float32", status="pass",
+                  bound_ratio=e * FLOAT32_U / gamma(k + 2, FLOAT32_U))
+
+
+def test_normalized_error_inverts_the_bound_ratio():
+    assert math.isclose(normalized_error(rec("a", 3, 2.5)), 2.5)
+
+
+def test_backend_exploding_at_kernel_7_is_flagged_and_peers_are_not():
+    records = []
+    for k in range(1, 10):
+        records += [rec("good", k, 2.0), rec("peer", k, 2.5), rec("bad", k, 2.0 if k <= 5 else 40.0 * k)]
+    curves = {c.backend: c for c in analyze(records)}
+    assert not curves["good"].flagged and not curves["peer"].flagged
+    assert curves["bad"].flagged and "kernel [6, 6, 6]" in curves["bad"].reason
+    assert curves["bad"].exponent > 0.5 > curves["good"].exponent
+    assert "DRIFT" in format_drift(list(curves.values()))
+
+
+def test_growth_beyond_peers_is_flagged_even_under_the_sqrt_envelope():
+    records = []
+    for k in range(1, 10):
+        kk = 4 * k**3
+        records += [rec("a", k, 0.5), rec("b", k, 0.6), rec("c", k, 0.6 * kk**0.6)]
+    curves = {c.backend: c for c in analyze(records)}
+    assert curves["c"].flagged and "median" in curves["c"].reason
+    assert not curves["a"].flagged
