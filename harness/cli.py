@@ -9,6 +9,7 @@ from pathlib import Path
 
 from backends.registry import REAL_BACKENDS, UnknownBackend, get_backend, installed_backends, parse_backends
 
+from .blame import blame
 from .case import Case
 from .drift import analyze as analyze_drift
 from .drift import drift_summary, format_drift
@@ -89,6 +90,7 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
     summary = summarize(records, fingerprint(argv, info.fingerprints, info.skipped), stale)
     curves = analyze_drift(records)
     summary["drift"] = drift_summary(curves)
+    summary["blame"] = blame(records)
     write_summary(out / "summary.json", summary)
     from reports import write_reports
 

@@ -40,3 +40,17 @@ def test_growth_beyond_peers_is_flagged_even_under_the_sqrt_envelope():
     curves = {c.backend: c for c in analyze(records)}
     assert curves["c"].flagged and "median" in curves["c"].reason
     assert not curves["a"].flagged
+
+
+def test_blame_names_the_lone_dissenter():
+    from harness.blame import blame
+
+    def r(backend, status, ratio=None):
+        x = rec(backend, 3, 1.0)
+        x.status, x.bound_ratio = status, ratio
+        return x
+
+    rows = blame([r("torch", "pass"), r("tensorflow", "pass"), r("tvm", "mismatch", 50.0)])
+    assert rows[0]["likely_culprit"] == "tvm" and rows[0]["agree_with_oracle"] == ["tensorflow", "torch"]
+    split = blame([r("torch", "pass"), r("tensorflow", "mismatch", 3.0), r("tvm", "mismatch", 50.0)])
+    assert split[0]["likely_culprit"] is None and split[0]["closest_disagreeing"] == "tensorflow"
