@@ -9,10 +9,8 @@ from pathlib import Path
 
 from backends.registry import REAL_BACKENDS, UnknownBackend, get_backend, installed_backends, parse_backends
 
-from .blame import blame
 from .case import Case
-from .drift import analyze as analyze_drift
-from .drift import drift_summary, format_drift
+from .drift import format_drift
 from .fingerprint import fingerprint
 from .known_issues import KnownIssues, load_known_issues
 from .loader import case_files, load_cases
@@ -88,17 +86,14 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
     whole = all(Path(p).is_dir() for p in paths)
     stale = [e.id for e in known.stale(all_cases, list(REAL_BACKENDS))] if whole else []
     summary = summarize(records, fingerprint(argv, info.fingerprints, info.skipped), stale)
-    curves = analyze_drift(records)
-    summary["drift"] = drift_summary(curves)
-    summary["blame"] = blame(records)
     write_summary(out / "summary.json", summary)
     from reports import write_reports
 
     write_reports(out, records, summary)
     print(format_table(summary))
-    if curves:
+    if summary["drift"]:
         print("\nnormalized error e = max |err| / (u * scale) by kernel size (theory: e <= 4*sqrt(K)):")
-        print(format_drift(curves))
+        print(format_drift(summary["drift"]))
     for entry_id in summary["stale_known_issues"]:
         print(f"warning: known issue '{entry_id}' matches no case of the corpus", file=sys.stderr)
     return exit_status(summary)

@@ -107,8 +107,9 @@ def drift_summary(curves: list[DriftCurve]) -> list[dict[str, Any]]:
     return [asdict(c) for c in curves]
 
 
-def format_drift(curves: list[DriftCurve], kernels: tuple[int, ...] = (3, 5, 7, 9)) -> str:
+def format_drift(curves: list[DriftCurve] | list[dict[str, Any]], kernels: tuple[int, ...] = (3, 5, 7, 9)) -> str:
     """Normalized error at the given cubic/square kernel sizes, per backend and family."""
+    curves = [DriftCurve(**c) if isinstance(c, dict) else c for c in curves]
     lines = [f"{'family':<28}{'target':<26}" + "".join(f"{'k=' + str(k):>10}" for k in kernels) + f"{'K^b':>7}  flag"]
     for c in curves:
         at = {p["kernel"][0]: p for p in c.points if len(set(p["kernel"])) == 1}

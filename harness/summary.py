@@ -8,6 +8,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from .blame import blame
+from .drift import analyze as analyze_drift
+from .drift import drift_summary
 from .records import STATUSES, Record
 
 
@@ -37,6 +40,8 @@ def summarize(records: Iterable[Record], fingerprint: dict[str, Any] | None = No
             for (b, d, op, s, diag, k), ids in sorted(findings.items(), key=lambda kv: (-len(kv[1]), str(kv[0])))
         ],
         "fixed_upstream": fixed,
+        "drift": drift_summary(analyze_drift(records)),
+        "blame": blame(records),
         "stale_known_issues": sorted(stale_known),
         "fingerprint": fingerprint or {},
     }
