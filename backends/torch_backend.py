@@ -64,11 +64,6 @@ class TorchBackend(Backend):
             )
         return info
 
-    def supports(self, case: Case, device: str) -> str | None:
-        if not case.transpose and any(case.output_padding):
-            return f"F.{case.op} has no output_padding argument: the invalid attribute cannot be passed"
-        return None
-
     # --- tensors ----------------------------------------------------------
     def to_tensor(self, a: np.ndarray, device: str) -> Any:
         torch = self.torch

@@ -5,22 +5,27 @@ selector on op, case id, file, tags and canonical parameters), status (one or a
 list), reason, link. A selector value is a scalar (per-dimension parameters match
 when every dimension equals it), a list of alternatives, a glob for strings, or a
 {min, max} range (per-dimension parameters match when any dimension is in range).
+`case` globs treat brackets literally (swept ids contain them); only * and ? are
+wildcards. `when` is an expression over the parameters (see predicate.py), for
+relations a value cannot express.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .case import Case
+from .predicate import PredicateError, compile_predicate, evaluate
 from .records import STATUSES
 from .schema import CASE_FIELDS
 from .yamlmap import InputError, LineList, LineMap, load_yaml
 
 ENTRY_FIELDS = ("id", "backend", "device", "cases", "status", "reason", "link")
-SELECTOR_FIELDS = (*CASE_FIELDS, "file", "case")
+SELECTOR_FIELDS = (*CASE_FIELDS, "file", "case", "when")
 
 
 def _as_list(v: Any) -> list:
@@ -42,6 +47,12 @@ def _match_value(want: Any, have: Any) -> bool:
     return want == have
 
 
+def _literal_glob(text: str, pattern: str) -> bool:
+    """Glob with only * and ? special: case ids carry brackets, which fnmatch would misread."""
+    regex = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
+    return re.fullmatch(regex, text) is not None
+
+
 @dataclass
 class KnownIssue:
     id: str
@@ -51,6 +62,7 @@ class KnownIssue:
     status: list[str]
     reason: str
     link: str
+    when: Any = None  # compiled predicate, or None
 
     def matches(self, case: Case, backend: str, device: str) -> bool:
         if not any(fnmatch.fnmatchcase(backend, b) for b in self.backend):
@@ -58,9 +70,16 @@ class KnownIssue:
         if self.device and device not in self.device:
             return False
         params = case.params()
+        if self.when is not None and not evaluate(self.when, params):
+            return False
         for key, want in self.cases.items():
             have = {"case": case.id, "file": Path(case.file).name, "tags": None}.get(key, params.get(key))
-            if key == "tags":
+            if key == "when":
+                continue
+            if key == "case":
+                if not any(_literal_glob(case.id, w) for w in _as_list(want)):
+                    return False
+            elif key == "tags":
                 if not set(_as_list(want)) <= set(case.tags):
                     return False
             elif not _match_value(want, have):
@@ -122,9 +141,15 @@ def load_known_issues(path: str | Path) -> KnownIssues:
                 raise InputError(path, raw.lines["status"], "status", f"unknown status '{s}'")
         if any(e.id == raw["id"] for e in entries):
             raise InputError(path, raw.lines["id"], "id", f"duplicate id '{raw['id']}'")
+        when = None
+        if "when" in cases:
+            try:
+                when = compile_predicate(str(cases["when"]))
+            except PredicateError as exc:
+                raise InputError(path, cases.lines["when"], "cases.when", str(exc)) from None
         entries.append(KnownIssue(
             id=str(raw["id"]), backend=[str(b) for b in _as_list(raw["backend"])],
             device=[str(d) for d in _as_list(raw.get("device") or [])], cases=dict(cases),
-            status=statuses, reason=str(raw["reason"]), link=str(raw["link"]),
+            status=statuses, reason=str(raw["reason"]), link=str(raw["link"]), when=when,
         ))
     return KnownIssues(entries)

@@ -1,0 +1,80 @@
+"""Known issues: selectors, literal-bracket case globs, `when` predicates, staleness."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.build import make_case
+from harness.known_issues import load_known_issues
+from harness.loader import load_cases
+from harness.predicate import PredicateError, compile_predicate, evaluate
+from harness.yamlmap import InputError
+
+CASE = make_case(id="x", op="conv_transpose1d", in_channels=2, out_channels=2, input_size=7, kernel_size=3,
+                 stride=2, padding="same", tags=["t"])
+
+
+def write(tmp_path, body: str):
+    p = tmp_path / "known_issues.yaml"
+    p.write_text("issues:\n" + body)
+    return load_known_issues(p)
+
+
+ENTRY = "  - id: e\n    backend: {backend}\n    cases: {cases}\n    status: mismatch\n    reason: r\n    link: l\n"
+
+
+@pytest.mark.parametrize("cases,hit", [
+    ("{op: 'conv_transpose*', padding: same}", True),
+    ("{stride: 2, kernel_size: 3}", True),
+    ("{stride: {min: 3}}", False),
+    ("{tags: t}", True),
+    ("{case: 'x'}", True),
+    ("{when: 'any(n % s for n, s in zip(input_size, stride))'}", True),
+    ("{when: 'all(k >= s * 2 for k, s in zip(kernel_size, stride))'}", False),
+])
+def test_selectors(tmp_path, cases, hit):
+    known = write(tmp_path, ENTRY.format(backend="torch", cases=cases))
+    assert (known.match(CASE, "torch", "cpu") is not None) == hit
+    assert known.match(CASE, "paddle", "cpu") is None
+
+
+def test_case_glob_takes_brackets_literally(tmp_path):
+    import dataclasses
+
+    swept = dataclasses.replace(CASE, id="a[stride=2]")
+    known = write(tmp_path, ENTRY.format(backend="'*'", cases="{case: 'a[stride=*]'}"))
+    assert known.match(swept, "tvm", "cpu") is not None
+
+
+@pytest.mark.parametrize("expr", ["__import__('os')", "input_size.count(1)", "open('x')", "[x for x in ()].pop()"])
+def test_predicates_refuse_anything_but_arithmetic(expr):
+    with pytest.raises(PredicateError):
+        compile_predicate(expr)
+
+
+def test_predicate_evaluates_over_params():
+    code = compile_predicate("max(input_size) > 5 and padding == 'same'")
+    assert evaluate(code, CASE.params())
+    nested = compile_predicate("any(k < max(input_size) for k in kernel_size)")  # params visible in generators
+    assert evaluate(nested, CASE.params())
+
+
+def test_bad_predicate_is_a_one_line_input_error(tmp_path):
+    with pytest.raises(InputError, match=r"known_issues.yaml:\d+: cases.when: 'Attribute' is not allowed"):
+        write(tmp_path, ENTRY.format(backend="torch", cases="{when: 'stride.x'}"))
+
+
+def test_stale_entry_is_found_against_the_corpus(tmp_path):
+    known = write(tmp_path, ENTRY.format(backend="torch", cases="{op: conv4d}") + ENTRY.replace("id: e", "id: f").format(
+        backend="torch", cases="{op: conv2d}"))
+    assert [e.id for e in known.stale([CASE], ["torch"])] == ["e", "f"]
+    assert [e.id for e in known.stale(load_cases(["cases/conv2d.yaml"]), ["torch"])] == ["e"]
+
+
+def test_project_known_issues_all_match_something():
+    from backends.registry import REAL_BACKENDS
+
+    known = load_known_issues("cases/known_issues.yaml")
+    assert known.entries, "cases/known_issues.yaml is empty"
+    assert [e.id for e in known.stale(load_cases(["cases"]), list(REAL_BACKENDS))] == []
+    assert all(e.reason and e.link for e in known.entries)
