@@ -26,4 +26,6 @@ def make_case(file: str = "<inline>", **fields: Any) -> Case:
     case, problems = canonical_case(model, model.id, file, 0)
     if problems and model.expect == "valid":
         raise ValueError("; ".join(f"{f}: {p}" for f, p in problems))
+    if not problems and model.expect == "invalid":
+        raise ValueError("expect: is 'invalid' but the case is a valid convolution")
     return case

@@ -1,0 +1,352 @@
+"""TensorFlow: `tensorflow` runs tf.nn ops, `tensorflow-keras` runs Keras layers with the case's weights.
+
+TF is channels-last: NC* is passed as data_format, but TF's CPU kernels accept it
+only for some dtypes (oneDNN float32/bfloat16). Where TF answers "only supports
+N*C", the data are transposed around the N*C op and the result says so: a layout
+change is an exact identity and keeps the channels_first corpus testable on CPU.
+Weights: conv (*k, I/g, O), conv_transpose (*k, O, I); transposed ops have no
+groups, so grouped transposes are `unsupported`, never split into groups.
+Padding: SAME/VALID and conv2d/conv2d_transpose explicit pairs natively; the
+rest by exact identities (pad then VALID; VALID transpose then crop), recorded.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+import numpy as np
+
+from harness.case import Case
+from harness.inputs import Inputs
+
+from .base import Backend, Capabilities, Output, Rejected, Unsupported, first_line
+from .torch_backend import tf32_requested
+
+NHWC_ONLY = re.compile(r"only supports (the )?N[DHW]*C\b")
+NODE_PREFIX = re.compile(r"\{\{function_node [^}]*\}\}\s*")  # TF's op-location prefix, noise in messages
+Pairs = list[tuple[int, int]]
+
+
+def resolve(case: Case) -> tuple[Pairs, list[int], list[int], list[int]]:
+    """Per-dim pads, tail extension, output size and full (VALID) transpose size; also for invalid cases."""
+    ke = [d * (k - 1) + 1 for k, d in zip(case.kernel_size, case.dilation)]
+    full = [(n - 1) * s + k for n, s, k in zip(case.input_size, case.stride, ke)]
+    if case.geometry is not None:
+        g = case.geometry
+        return list(g.pads), list(g.extend), list(g.out_size), full
+    pads = list(case.padding) if isinstance(case.padding, tuple) else [(0, 0)] * case.rank
+    ext = list(case.output_padding) if case.transpose and case.output_padding else [0] * case.rank
+    if case.transpose:
+        out = [f + e - b - a for f, e, (b, a) in zip(full, ext, pads)]
+    else:
+        out = [(n + b + a - k) // s + 1 for n, (b, a), k, s in zip(case.input_size, pads, ke, case.stride)]
+    return pads, ext, out, full
+
+
+def same_pads(case: Case) -> Pairs:
+    """TF SAME input pads of a forward conv (total//2 before, the rest after)."""
+    out = []
+    for n, k, s, d in zip(case.input_size, case.kernel_size, case.stride, case.dilation):
+        total = max((-(-n // s) - 1) * s + d * (k - 1) + 1 - n, 0)
+        out.append((total // 2, total - total // 2))
+    return out
+
+
+def same_transpose_matches(case: Case, pads: Pairs, out: list[int], full: list[int]) -> bool:
+    """Whether TF SAME with output_shape=out crops exactly `pads` (TF derives the crop from out)."""
+    for n, s, (pb, _), o, f in zip(case.input_size, case.stride, pads, out, full):
+        if o < 1 or -(-o // s) != n or pb != max(f - o, 0) // 2:
+            return False
+    return True
+
+
+class _TFBase(Backend):
+    """Shared plumbing: import, device, dtype conversion, the NC*-fallback and error mapping."""
+
+    framework = "tensorflow"
+    devices = ("cpu", "cuda")
+
+    def version(self) -> str:
+        import importlib.metadata as md
+
+        for dist in ("tensorflow", "tensorflow-cpu"):
+            try:
+                return md.version(dist)
+            except md.PackageNotFoundError:
+                continue
+        return "unknown"
+
+    def setup(self, device: str) -> None:
+        os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
+        os.environ["KERAS_BACKEND"] = "tensorflow"
+        import tensorflow as tf
+
+        tf.get_logger().setLevel("ERROR")
+        self.tf = tf
+        for gpu in tf.config.list_physical_devices("GPU"):
+            tf.config.experimental.set_memory_growth(gpu, True)
+        tf.config.experimental.enable_tensor_float_32_execution(tf32_requested())
+
+    def device_reason(self, device: str) -> str | None:
+        if device == "cpu":
+            return None
+        if device == "cuda":
+            if not self.tf.config.list_physical_devices("GPU"):
+                return "no GPU visible to TensorFlow (tf.config.list_physical_devices('GPU') is empty)"
+            return None
+        return f"unknown device {device}"
+
+    def fingerprint(self, device: str) -> dict[str, str]:
+        tf = self.tf
+        info = {"version": tf.__version__, "onednn": os.environ.get("TF_ENABLE_ONEDNN_OPTS", "default(on)")}
+        if device == "cuda":
+            build = tf.sysconfig.get_build_info()
+            gpus = tf.config.list_physical_devices("GPU")
+            details = tf.config.experimental.get_device_details(gpus[0]) if gpus else {}
+            info.update(gpu=str(details.get("device_name", "?")), cuda=str(build.get("cuda_version", "?")),
+                        cudnn=str(build.get("cudnn_version", "?")),
+                        tf32=str(tf.config.experimental.tensor_float_32_execution_enabled()))
+        return info
+
+    def to_numpy(self, y: Any) -> tuple[np.ndarray, str]:
+        name = y.dtype.name
+        arr = np.asarray(y.numpy())
+        if name == "bfloat16":
+            import ml_dtypes
+
+            arr = arr.view(ml_dtypes.bfloat16) if arr.dtype.itemsize == 2 else arr.astype(ml_dtypes.bfloat16)
+        return np.ascontiguousarray(arr), name
+
+    def call(self, case: Case, x: Any, w: Any, b: Any, nc: bool) -> tuple[Any, list[str], list[str]]:
+        """Run the op with x in N*C (nc False) or NC* (nc True) layout: (y, code lines, notes)."""
+        raise NotImplementedError
+
+    def run(self, case: Case, inputs: Inputs, device: str) -> Output:
+        tf = self.tf
+        want_nc = case.channels_last is False
+        with tf.device("/GPU:0" if device == "cuda" else "/CPU:0"):
+            x = tf.constant(inputs.x)
+            perm = [*range(2, 2 + case.rank), 1, 0]
+            w = tf.constant(np.ascontiguousarray(np.transpose(inputs.w, perm)))
+            b = None if inputs.b is None else tf.constant(inputs.b)
+            pre: list[str] = [f"w = tf.transpose(w_canonical, {perm})  # -> (*k, {'O, I' if case.transpose else 'I/g, O'})"]
+            notes: list[str] = []
+            try:
+                native = True
+                if want_nc:  # ask TF for NC*; fall back only when it answers "N*C only"
+                    try:
+                        y, lines, more = self.call(case, x, w, b, nc=True)
+                    except Exception as exc:  # decide here whether it is the layout
+                        if not NHWC_ONLY.search(str(exc)):
+                            raise
+                        native = False
+                if not want_nc or not native:
+                    to_last, back = [0, *range(2, 2 + case.rank), 1], [0, case.rank + 1, *range(1, case.rank + 1)]
+                    xin = tf.transpose(x, to_last) if want_nc else x
+                    y, lines, more = self.call(case, xin, w, b, nc=False)
+                    if want_nc:
+                        y = tf.transpose(y, back)
+                        notes.append(f"channels_first: TF on {device} runs this {case.op} {case.dtype} "
+                                     "configuration only in N*C; data transposed around the op")
+                        lines = [f"x = tf.transpose(x, {to_last})", *lines, f"y = tf.transpose(y, {back})"]
+            except (Unsupported, Rejected):
+                raise
+            except Exception as exc:  # noqa: BLE001 - any framework exception is a finding
+                raise Rejected(NODE_PREFIX.sub("", first_line(exc))) from None
+            arr, dtype = self.to_numpy(y)
+        tf32 = (device == "cuda" and case.dtype == "float32"
+                and bool(tf.config.experimental.tensor_float_32_execution_enabled()))
+        return Output(arr, dtype, "\n".join([*pre, *lines]), tf32=tf32, notes=notes + more)
+
+
+def _fmt(rank: int, nc: bool) -> str:
+    sp = {1: "W", 2: "HW", 3: "DHW"}[rank]
+    return f"NC{sp}" if nc else f"N{sp}C"
+
+
+def _full(vals: list[Any], nc: bool, fill: Any) -> list[Any]:
+    return [fill, fill, *vals] if nc else [fill, *vals, fill]
+
+
+class TensorFlowBackend(_TFBase):
+    """tf.nn.conv{1,2,3}d and tf.nn.conv{1,2,3}d_transpose."""
+
+    name = "tensorflow"
+    capabilities = Capabilities(
+        padding=("same", "valid", "explicit pairs (conv2d, conv2d_transpose)"),
+        padding_identities=("conv1d/3d pairs: tf.pad then VALID",
+                            "conv_transpose1d/3d pairs: VALID with output_shape, then crop"),
+        output_padding="via output_shape",
+        dilation="conv, transpose (CPU transpose: oneDNN dtypes only)",
+        groups="conv1d/2d (filter I/g); conv3d, transpose: none",
+        layouts=("channels_last", "channels_first (NC* data_format; transposed where TF has N*C only)"),
+    )
+
+    def supports(self, case: Case, device: str) -> str | None:
+        if case.transpose and case.groups > 1:
+            return "grouped transposed convolution: tf.nn.conv*_transpose has no groups (filter is (*k, O, I))"
+        if case.in_channels % case.groups or case.out_channels % case.groups:
+            return "tf.nn conv has no groups argument (groups = input depth / filter depth): a groups value " \
+                   "that does not divide the channels cannot be stated"
+        if case.op == "conv3d" and case.groups > 1:
+            return "grouped conv3d: tf.nn.conv3d has no groups (filter in_channels must equal the input's)"
+        return None
+
+    def call(self, case: Case, x: Any, w: Any, b: Any, nc: bool) -> tuple[Any, list[str], list[str]]:
+        tf, r = self.tf, case.rank
+        fmt = _fmt(r, nc)
+        pads, ext, out, full = resolve(case)
+        strides, dil = _full(list(case.stride), nc, 1), _full(list(case.dilation), nc, 1)
+        fn_name = f"conv{r}d" + ("_transpose" if case.transpose else "")
+        fn = getattr(tf.nn, fn_name)
+        lines: list[str] = []
+        notes: list[str] = []
+        crop: Pairs | None = None
+        tail = [0] * r
+        zero = all(p == (0, 0) for p in pads)
+        if not case.transpose:
+            if case.padding in ("same", "valid"):
+                padding: Any = case.padding.upper()
+            elif r == 2:
+                padding = _full([list(p) for p in pads], nc, [0, 0])
+            elif zero:
+                padding = "VALID"
+            elif pads == same_pads(case):
+                padding = "SAME"
+            else:
+                flat = _full([list(p) for p in pads], nc, [0, 0])
+                x = tf.pad(x, flat)
+                lines.append(f"x = tf.pad(x, {flat})")
+                notes.append(f"conv{r}d has no explicit padding: tf.pad the input, then VALID")
+                padding = "VALID"
+            y = fn(x, w, strides, padding, data_format=fmt, dilations=dil)
+            lines.append(f"y = tf.nn.{fn_name}(x, w, {strides}, {padding!r}, data_format={fmt!r}, dilations={dil})")
+        else:
+            shape = out
+            if case.padding in ("same", "valid"):
+                padding = case.padding.upper()
+            elif zero and all(e < s for e, s in zip(ext, case.stride)):
+                padding = "VALID"
+            elif r == 2:
+                padding = _full([list(p) for p in pads], nc, [0, 0])
+            elif same_transpose_matches(case, pads, out, full):
+                padding = "SAME"
+            else:
+                padding = "VALID"
+                # a valid case's tail beyond stride holds only bias: append it; an invalid one goes to TF as is
+                native = [e if e < s or case.geometry is None else 0 for e, s in zip(ext, case.stride)]
+                tail = [e - n for e, n in zip(ext, native)]
+                shape = [f + n for f, n in zip(full, native)]
+                crop = pads
+                notes.append(f"conv{r}d_transpose has no explicit padding: VALID with output_shape "
+                             "(full + output_padding), then crop the padding")
+            oshape = [case.batch, case.out_channels, *shape] if nc else [case.batch, *shape, case.out_channels]
+            y = fn(x, w, oshape, strides, padding, data_format=fmt, dilations=dil)
+            lines.append(f"y = tf.nn.{fn_name}(x, w, output_shape={oshape}, strides={strides}, "
+                         f"padding={padding!r}, data_format={fmt!r}, dilations={dil})")
+            if any(tail):
+                flat = _full([[0, t] for t in tail], nc, [0, 0])
+                y = tf.pad(y, flat)
+                lines.append(f"y = tf.pad(y, {flat})  # output_padding >= stride: tail no input reaches")
+                notes.append("output_padding >= stride: zero tail appended after VALID (bias added after)")
+            if crop:
+                sl = tuple(slice(pb, y.shape[i] - pa) for i, (pb, pa) in enumerate(crop, start=2 if nc else 1))
+                y = y[(slice(None), slice(None), *sl)] if nc else y[(slice(None), *sl, slice(None))]
+                idx = ", ".join(f"{pb}:{-pa or None}" for pb, pa in crop)
+                lines.append(f"y = y[:, :, {idx}]" if nc else f"y = y[:, {idx}, :]")
+        if b is not None:
+            bfmt = "NC..." if nc else "N...C"
+            y = tf.nn.bias_add(y, b, data_format=bfmt)
+            lines.append(f"y = tf.nn.bias_add(y, b, data_format={bfmt!r})")
+        return y, lines, notes
+
+
+class KerasBackend(_TFBase):
+    """keras.layers.Conv{1,2,3}D / Conv{1,2,3}DTranspose with the case's weights set via set_weights."""
+
+    name = "tensorflow-keras"
+    distribution = "keras"
+    capabilities = Capabilities(
+        padding=("same", "valid", "causal (conv1d)"),
+        padding_identities=("conv pairs: keras.ops.pad then 'valid'",
+                            "transpose pairs: 'valid' + output_padding, then crop"),
+        output_padding="native (< stride)",
+        dilation="conv, transpose (stride 1 only)",
+        groups="conv; transpose: none",
+        layouts=("channels_last", "channels_first (data_format; transposed where TF has N*C only)"),
+    )
+
+    def version(self) -> str:
+        return f"{super().version()} (keras {Backend.version(self)})"
+
+    def supports(self, case: Case, device: str) -> str | None:
+        if case.transpose and case.groups > 1:
+            return "grouped transposed convolution: keras ConvNDTranspose has no groups argument"
+        if max(case.stride) > 1 and max(case.dilation) > 1:
+            return "keras conv layers: strides > 1 together with dilation_rate > 1 is not supported"
+        return None
+
+    def call(self, case: Case, x: Any, w: Any, b: Any, nc: bool) -> tuple[Any, list[str], list[str]]:
+        import keras
+
+        r = case.rank
+        pads, ext, out, full = resolve(case)
+        df = "channels_first" if nc else "channels_last"
+        lines: list[str] = []
+        notes: list[str] = []
+        crop: Pairs | None = None
+        kw: dict[str, Any] = {"strides": case.stride, "dilation_rate": case.dilation}
+        zero = all(p == (0, 0) for p in pads)
+        if not case.transpose:
+            cls = f"Conv{r}D"
+            kw["groups"] = case.groups
+            if case.padding in ("same", "valid"):
+                kw["padding"] = case.padding
+            elif zero:
+                kw["padding"] = "valid"
+            elif pads == same_pads(case):
+                kw["padding"] = "same"
+            elif r == 1 and pads == [(case.dilation[0] * (case.kernel_size[0] - 1), 0)]:
+                kw["padding"] = "causal"
+            else:
+                flat = _full([list(p) for p in pads], nc, [0, 0])
+                x = keras.ops.pad(x, flat)
+                lines.append(f"x = keras.ops.pad(x, {flat})")
+                notes.append("keras conv padding is only 'valid'/'same'/'causal': pad the input, then 'valid'")
+                kw["padding"] = "valid"
+        else:
+            cls = f"Conv{r}DTranspose"
+            ke = [d * (k - 1) + 1 for k, d in zip(case.kernel_size, case.dilation)]
+            if case.padding == "same":
+                kw.update(padding="same", output_padding=None)
+            elif case.padding == "valid":  # keras' default output_padding gives (L-1)*s + max(ke, s)
+                op = None if all(k >= s for k, s in zip(ke, case.stride)) else tuple(ext)
+                kw.update(padding="valid", output_padding=op)
+            elif zero:
+                kw.update(padding="valid", output_padding=tuple(ext))
+            elif (not any(ext) and all(k % 2 and p == (k // 2, k // 2) for k, p in zip(ke, pads))
+                  and same_transpose_matches(case, pads, out, full)):
+                kw.update(padding="same", output_padding=tuple(ext))  # keras: (L-1)*s + ke%2 + op
+            else:
+                kw.update(padding="valid", output_padding=tuple(ext))
+                crop = pads
+                notes.append("keras transpose padding is only 'valid'/'same': 'valid' + output_padding, "
+                             "then crop the padding (extend first, so the kept tail holds real values)")
+        layer = getattr(keras.layers, cls)(case.out_channels, case.kernel_size, data_format=df,
+                                           use_bias=b is not None, dtype=case.dtype, **kw)
+        layer.build(tuple(x.shape))
+        layer.set_weights([w] if b is None else [w, b])
+        y = layer(x)
+        args = ", ".join(f"{k}={v!r}" for k, v in kw.items())
+        lines += [f"layer = keras.layers.{cls}({case.out_channels}, {case.kernel_size}, {args}, "
+                  f"data_format={df!r}, use_bias={b is not None}, dtype={case.dtype!r})",
+                  f"layer.build({tuple(x.shape)}); layer.set_weights([w{', b' if b is not None else ''}])",
+                  "y = layer(x)"]
+        if crop:
+            sl = tuple(slice(pb, y.shape[i] - pa) for i, (pb, pa) in enumerate(crop, start=2 if nc else 1))
+            y = y[(slice(None), slice(None), *sl)] if nc else y[(slice(None), *sl, slice(None))]
+            idx = ", ".join(f"{pb}:{-pa or None}" for pb, pa in crop)
+            lines.append(f"y = y[:, :, {idx}]" if nc else f"y = y[:, {idx}, :]")
+        return y, lines, notes

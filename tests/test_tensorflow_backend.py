@@ -1,0 +1,142 @@
+"""TensorFlow adapters against the oracle: every rank, both layouts, each padding translation.
+
+All cases go through one run_on call (real isolated workers), so TF starts once per backend.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.case import Case
+from harness.records import Record
+from tests.helpers import make_case, run_on
+
+BACKENDS = ("tensorflow", "tensorflow-keras")
+OPS = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d")
+
+# padding name -> case fields; sizes chosen so SAME crops/pads an odd total somewhere.
+PADDINGS = {
+    "same": {"padding": "same"},
+    "valid": {"padding": "valid"},
+    "sym": {"padding": 1},
+    "asym": {"padding": "ASYM"},
+}
+
+
+def _fields(op: str, pad: str, layout: str, dtype: str) -> dict:
+    rank = int(op[-2])
+    f = {"op": op, "in_channels": 3, "out_channels": 4, "input_size": [5, 6, 4][:rank],
+         "kernel_size": 3, "stride": 2, "layout": layout, "dtype": dtype, "bias": True, **PADDINGS[pad]}
+    if pad == "asym":
+        f["padding"] = [[2, 1], [0, 1], [1, 0]][:rank]
+    if op.startswith("conv_transpose") and pad in ("sym", "asym"):
+        f["output_padding"] = 1  # output_padding through output_shape / keras output_padding
+    return f
+
+
+def _build() -> dict[str, Case]:
+    cases: dict[str, Case] = {}
+    for op in OPS:
+        for pad in PADDINGS:
+            for layout in ("channels_first", "channels_last"):
+                for dtype in ("float32", "float64"):
+                    cid = f"{op}_{pad}_{layout}_{dtype}"
+                    cases[cid] = make_case(id=cid, **_fields(op, pad, layout, dtype))
+    extra = {
+        "t1d_same_k2_s3": dict(op="conv_transpose1d", padding="same", kernel_size=2, stride=3, input_size=7),
+        "t3d_torch_p1_op1_int": dict(op="conv_transpose3d", padding=1, output_padding=1, kernel_size=3,
+                                     stride=2, input_size=[3, 4, 3], data="integers"),
+        "t1d_outpad_ge_stride": dict(op="conv_transpose1d", kernel_size=2, stride=1, dilation=3, padding=1,
+                                     output_padding=2, input_size=5),
+        "conv1d_causal": dict(op="conv1d", padding=[[4, 0]], kernel_size=3, dilation=2, input_size=9, groups=3),
+        "conv2d_grouped": dict(op="conv2d", groups=3, in_channels=6, out_channels=9, padding=1, input_size=6),
+        "conv3d_grouped": dict(op="conv3d", groups=3, in_channels=6, out_channels=6, padding=1, input_size=4),
+        "t2d_grouped": dict(op="conv_transpose2d", groups=2, in_channels=4, out_channels=4, stride=2, input_size=4),
+        "conv2d_stride_dilation": dict(op="conv2d", stride=2, dilation=2, padding=2, input_size=9),
+    }
+    for cid, f in extra.items():
+        base = {"in_channels": 3, "out_channels": 6, "kernel_size": 3, "bias": True}
+        cases[cid] = make_case(id=cid, **{**base, **f})
+    return cases
+
+
+CASES = _build()
+
+
+@pytest.fixture(scope="module")
+def results() -> dict[tuple[str, str], Record]:
+    records = run_on(list(CASES.values()), BACKENDS, timeout=60.0)
+    return {(r.backend, r.case_id): r for r in records}
+
+
+def _get(results: dict[tuple[str, str], Record], backend: str, cid: str) -> Record:
+    rec = results.get((backend, cid))
+    assert rec is not None, f"no result for {cid} on {backend}"
+    return rec
+
+
+MATRIX = [cid for cid in CASES if cid.count("_") >= 3 and cid.startswith("conv")]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("cid", MATRIX)
+def test_translation_matches_oracle(results: dict, backend: str, cid: str) -> None:
+    rec = _get(results, backend, cid)
+    assert rec.status == "pass", f"{rec.status}: {rec.message}\n{rec.translation}"
+    assert rec.bound_ratio is not None and rec.bound_ratio <= 1.0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("cid", ["t1d_same_k2_s3", "t3d_torch_p1_op1_int", "conv1d_causal", "conv2d_grouped"])
+def test_extra_translations_pass(results: dict, backend: str, cid: str) -> None:
+    rec = _get(results, backend, cid)
+    assert rec.status == "pass", f"{rec.status}: {rec.message}\n{rec.translation}"
+
+
+@pytest.mark.parametrize(("cid", "needle"), [
+    ("conv2d_asym_channels_last_float32", "[[0, 0], [2, 1], [0, 1], [0, 0]], data_format='NHWC'"),
+    ("conv1d_asym_channels_last_float32", "x = tf.pad(x, [[0, 0], [2, 1], [0, 0]])"),
+    ("conv_transpose2d_asym_channels_last_float32", "padding=[[0, 0], [2, 1], [0, 1], [0, 0]]"),
+    ("conv_transpose1d_sym_channels_last_float32", "padding='VALID'"),
+    ("conv_transpose1d_same_channels_last_float32", "output_shape=[1, 10, 4], strides=[1, 2, 1], padding='SAME'"),
+    ("conv_transpose3d_valid_channels_first_float32", "data_format='NCDHW'"),
+    ("conv2d_same_channels_first_float64", "# exact identity: channels_first"),
+])
+def test_tf_translation_text(results: dict, cid: str, needle: str) -> None:
+    """The code recorded is the native call where TF has one, an identity (with a note) only where not."""
+    rec = _get(results, "tensorflow", cid)
+    assert needle in rec.translation, rec.translation
+
+
+def test_identities_are_recorded(results: dict) -> None:
+    tf_t1d = _get(results, "tensorflow", "conv_transpose1d_asym_channels_last_float32").translation
+    assert "# exact identity: conv1d_transpose has no explicit padding" in tf_t1d
+    assert "y = y[:, 2:-1, :]" in tf_t1d
+    assert "exact identity" not in _get(results, "tensorflow", "conv2d_asym_channels_last_float32").translation
+    keras_t2d = _get(results, "tensorflow-keras", "conv_transpose2d_sym_channels_last_float32").translation
+    assert "padding='valid', output_padding=(1, 1)" in keras_t2d and "y = y[:, 1:-1, 1:-1, :]" in keras_t2d
+    assert "padding='causal'" in _get(results, "tensorflow-keras", "conv1d_causal").translation
+
+
+def test_output_padding_ge_stride(results: dict) -> None:
+    """tf.nn: VALID + zero tail identity passes; keras refuses output_padding >= strides itself."""
+    assert _get(results, "tensorflow", "t1d_outpad_ge_stride").status == "pass"
+    rec = _get(results, "tensorflow-keras", "t1d_outpad_ge_stride")
+    assert rec.status == "rejected" and "output_padding" in rec.message
+
+
+@pytest.mark.parametrize(("backend", "cid", "words"), [
+    ("tensorflow", "t2d_grouped", "grouped transposed convolution"),
+    ("tensorflow-keras", "t2d_grouped", "no groups argument"),
+    ("tensorflow", "conv3d_grouped", "grouped conv3d"),
+    ("tensorflow-keras", "conv2d_stride_dilation", "strides > 1 together with dilation_rate > 1"),
+])
+def test_unsupported_names_the_feature(results: dict, backend: str, cid: str, words: str) -> None:
+    rec = _get(results, backend, cid)
+    assert rec.status == "unsupported" and words in rec.message, (rec.status, rec.message)
+
+
+def test_supported_elsewhere(results: dict) -> None:
+    """What one variant lacks the other must still run: keras grouped conv3d, tf.nn strided dilation."""
+    assert _get(results, "tensorflow-keras", "conv3d_grouped").status == "pass"
+    assert _get(results, "tensorflow", "conv2d_stride_dilation").status == "pass"
