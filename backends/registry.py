@@ -9,9 +9,19 @@ from .base import Backend
 # name -> "module:Class"; variants of one framework sit in the framework's module.
 REAL_BACKENDS: dict[str, str] = {
     "torch": "backends.torch_backend:TorchBackend",
+    "tensorflow": "backends.tensorflow_backend:TensorFlowBackend",
+    "tensorflow-keras": "backends.tensorflow_backend:KerasBackend",
+    "tvm": "backends.tvm_backend:TvmBackend",
+    "tvm-torch-import": "backends.tvm_torch_import:TvmTorchImportBackend",
+    "tvm-onnx-import": "backends.tvm_onnx_import:TvmOnnxImportBackend",
+    "tvm-onnx-import-output-shape": "backends.tvm_onnx_import:TvmOnnxOutputShapeBackend",
+    "tvm-tflite-import": "backends.tvm_tflite_import:TvmTfliteImportBackend",
+    "paddle": "backends.paddle_backend:PaddleBackend",
+    "paddle-output-size": "backends.paddle_backend:PaddleOutputSizeBackend",
 }
 TEST_PREFIXES = {
     "fault": "backends.testing.fault:FaultBackend",
+    "mutant": "backends.testing.mutants:MutantBackend",
 }
 
 

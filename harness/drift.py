@@ -110,10 +110,10 @@ def drift_summary(curves: list[DriftCurve]) -> list[dict[str, Any]]:
 def format_drift(curves: list[DriftCurve] | list[dict[str, Any]], kernels: tuple[int, ...] = (3, 5, 7, 9)) -> str:
     """Normalized error at the given cubic/square kernel sizes, per backend and family."""
     curves = [DriftCurve(**c) if isinstance(c, dict) else c for c in curves]
-    lines = [f"{'family':<28}{'target':<26}" + "".join(f"{'k=' + str(k):>10}" for k in kernels) + f"{'K^b':>7}  flag"]
+    lines = [f"{'family':<28}{'target':<40}" + "".join(f"{'k=' + str(k):>10}" for k in kernels) + f"{'K^b':>7}  flag"]
     for c in curves:
         at = {p["kernel"][0]: p for p in c.points if len(set(p["kernel"])) == 1}
         cells = "".join(f"{at[k]['e']:>10.3g}" if k in at else f"{'-':>10}" for k in kernels)
         b = f"{c.exponent:.2f}" if c.exponent is not None else "-"
-        lines.append(f"{c.family:<28}{c.backend + '-' + c.device:<26}{cells}{b:>7}  {'DRIFT: ' + c.reason if c.flagged else ''}")
+        lines.append(f"{c.family:<28}{c.backend + '-' + c.device:<40}{cells}{b:>7}  {'DRIFT: ' + c.reason if c.flagged else ''}")
     return "\n".join(lines)

@@ -180,7 +180,7 @@ def minimize(case: Case, backend: str, device: str = "cpu", timeout: float = 60.
             changed = False
             for shrink in SHRINKERS:
                 for cand_fields in shrink(fields):
-                    cand = _build(cand_fields, case.id, case.file)
+                    cand = _build(cand_fields, minimal_id(case.id), case.file)
                     if cand is None or case_size(cand) > case_size(best):
                         continue
                     rec = probe.run(cand)

@@ -57,7 +57,7 @@ def judge(case: Case, backend: str, worker: Worker, payload: dict[str, Any],
         if verdict.status in ("mismatch", "shape_mismatch") and inputs is not None:
             from .diagnosis import diagnose
 
-            rec.diagnosis = diagnose(case, inputs, payload["array"], payload.get("tf32", False))
+            rec.diagnosis = diagnose(case, inputs, payload["array"], payload.get("tf32", False), oracle)
     if known is not None:
         entry = known.match(case, backend, worker.device)
         if entry is not None:

@@ -92,7 +92,7 @@ def run_selftest(paths: Sequence[str] = ("cases",), timeout: float = 60.0, jobs:
 
 def format_selftest(result: SelftestResult) -> str:
     """The table: one row per mutant, then the verdict on torch and overall."""
-    head = ("mutant", "cases", "caught", "diagnosed", "accuracy", "dominant diagnosis", "")
+    head = ("mutant", "cases", "caught", "diagnosed", "accuracy", "dominant diagnosis", "result")
     rows = [head] + [
         (s.bug, str(s.run), str(s.caught), str(s.own), f"{s.accuracy:.0%}", s.dominant or "-", "ok" if s.ok else "FAIL")
         for s in result.scores

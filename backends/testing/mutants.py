@@ -1,0 +1,155 @@
+"""`mutant:<bug>`: PyTorch with one historical bug (DOMAIN.md) put back in on purpose.
+
+Test doubles, not backends: they exist so that `convdiff selftest` can prove the
+harness catches and names every bug class. Each mutant is the real TorchBackend
+plus one small change, made only where its bug can show; on every other case it
+is plain torch and passes. The mutation is written into the translation, so a
+reproducer script shows the buggy call as a user would write it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from harness.case import Case, Geometry, resolve_geometry
+from harness.inputs import Inputs
+
+from ..base import Capabilities, Output
+from ..torch_backend import TorchBackend
+
+MUTANTS = (
+    "ignore_output_padding", "zero_fill_output_padding", "conv1d_via_conv2d_bad_axis",
+    "swap_transpose_weight_axes", "ignore_groups_in_transpose", "same_padding_extra_before",
+    "flip_kernel", "low_precision_accumulation",
+)
+
+
+def _spatial_axes(case: Case) -> range:
+    return range(1, 1 + case.rank) if case.channels_last else range(2, 2 + case.rank)
+
+
+class MutantBackend(TorchBackend):
+    """TorchBackend with the named bug; dispatches to one `_<bug>` method per mutant."""
+
+    test_only = True
+    devices = ("cpu",)
+    capabilities = Capabilities(devices=("cpu",))
+
+    def __init__(self, bug: str) -> None:
+        if bug not in MUTANTS:
+            raise ValueError(f"unknown mutant '{bug}' (known: {', '.join(MUTANTS)})")
+        self.bug = bug
+        self.name = f"mutant:{bug}"
+
+    def run(self, case: Case, inputs: Inputs, device: str) -> Output:
+        self.device = device
+        mutated = getattr(self, f"_{self.bug}")(case, inputs) if case.geometry is not None else None
+        return mutated if mutated is not None else super().run(case, inputs, device)
+
+    def _torch(self, case: Case, inputs: Inputs, *mutation: str) -> Output:
+        """Plain torch on a (mutated) case and inputs, with the mutation recorded first."""
+        out = super().run(case, inputs, self.device)
+        out.translation = "\n".join([*(f"{m}  # mutant:{self.bug}" for m in mutation), out.translation])
+        return out
+
+    def translate(self, case: Case) -> tuple[dict[str, Any], Any, Any, list[str]]:
+        kw, pre_pad, crop, notes = super().translate(case)
+        if self.bug == "ignore_output_padding" and case.transpose and case.geometry is not None:
+            # the importer never passed output_padding (SAME's own tail extension stays)
+            kw["output_padding"] = tuple(e - p for e, p in zip(case.geometry.extend, case.output_padding))
+        return kw, pre_pad, crop, notes
+
+    # --- one method per bug: None = the bug cannot show here, run plain torch ------
+    def _ignore_output_padding(self, case: Case, inputs: Inputs) -> Output | None:
+        return None  # done in translate(): the call simply lacks output_padding
+
+    def _zero_fill_output_padding(self, case: Case, inputs: Inputs) -> Output | None:
+        if not case.transpose or not any(case.output_padding):
+            return None
+        out = self._torch(case, inputs)
+        arr = out.array.copy()
+        for ax, p in zip(_spatial_axes(case), case.output_padding):
+            if p:
+                idx = [slice(None)] * arr.ndim
+                idx[ax] = slice(arr.shape[ax] - p, None)
+                arr[tuple(idx)] = 0
+        out.array = arr
+        for ax, p in zip(_spatial_axes(case), case.output_padding):
+            if p:
+                out.translation += f"\ny[{':, ' * ax}-{p}:] = 0  # mutant:{self.bug}: output_padding filled with zeros"
+        return out
+
+    def _conv1d_via_conv2d_bad_axis(self, case: Case, inputs: Inputs) -> Output | None:
+        """Lower to 2-D with the dummy axis last, but give stride/padding/dilation as if it were first."""
+        if case.rank != 1:
+            return None
+        geo = case.geometry
+        assert geo is not None
+        padding = case.padding if isinstance(case.padding, str) else ((0, 0), case.padding[0])
+        size, kernel = (case.input_size[0], 1), (case.kernel_size[0], 1)
+        stride, dilation = (1, case.stride[0]), (1, case.dilation[0])
+        out_pad = (0, case.output_padding[0])
+        two_d = dataclasses.replace(
+            case, op=case.op.replace("1d", "2d"), input_size=size, kernel_size=kernel, stride=stride,
+            padding=padding, dilation=dilation, output_padding=out_pad,
+            geometry=resolve_geometry(case.transpose, size, kernel, stride, padding, out_pad, dilation))
+        if min(two_d.geometry.out_size) < 1:
+            return None  # torch would refuse the lowered call; not this bug's signature
+        x = inputs.x[..., None, :] if case.channels_last else inputs.x[..., None]
+        unsqueeze = "x[..., None, :]" if case.channels_last else "x[..., None]"
+        out = self._torch(two_d, Inputs(x, inputs.w[..., None], inputs.b),
+                          f"x, w = {unsqueeze}, w[..., None]  # dummy axis last, params for dummy-first")
+        a = out.array
+        if case.channels_last:
+            out.array, squeeze = a.reshape(a.shape[0], -1, a.shape[-1]), "y.reshape(y.shape[0], -1, y.shape[-1])"
+        else:
+            out.array, squeeze = a.reshape(*a.shape[:2], -1), "y.reshape(y.shape[0], y.shape[1], -1)"
+        out.translation += f"\ny = {squeeze}  # mutant:{self.bug}: squeeze the dummy axis"
+        return out
+
+    def _swap_transpose_weight_axes(self, case: Case, inputs: Inputs) -> Output | None:
+        """IOHW handed over as OIHW: the buffer of w.swapaxes(0, 1) read with w's own shape."""
+        if not case.transpose:
+            return None
+        w = np.ascontiguousarray(inputs.w.swapaxes(0, 1)).reshape(inputs.w.shape)
+        return self._torch(case, Inputs(inputs.x, w, inputs.b), "w = w.transpose(0, 1).contiguous().reshape(w.shape)")
+
+    def _ignore_groups_in_transpose(self, case: Case, inputs: Inputs) -> Output | None:
+        """Grouped transpose emulated without groups: C_out/groups channels, the whole input in each."""
+        if not case.transpose or case.groups == 1:
+            return None
+        oc = case.out_channels // case.groups
+        flat = dataclasses.replace(case, groups=1, out_channels=oc)
+        b = None if inputs.b is None else inputs.b[:oc]
+        return self._torch(flat, Inputs(inputs.x, inputs.w, b), f"# groups={case.groups} dropped: groups=1 below",
+                           *([f"b = b[:{oc}]"] if b is not None else []))
+
+    def _same_padding_extra_before(self, case: Case, inputs: Inputs) -> Output | None:
+        geo = case.geometry
+        assert geo is not None
+        if case.padding != "same" or all(b == a for b, a in geo.pads):
+            return None
+        pads = tuple((a, b) for b, a in geo.pads)
+        moved = dataclasses.replace(case, padding=pads, geometry=Geometry(pads, geo.extend, geo.out_size))
+        return self._torch(moved, inputs, f"# SAME pads {list(geo.pads)} placed as {list(pads)} (odd element before)")
+
+    def _flip_kernel(self, case: Case, inputs: Inputs) -> Output | None:
+        if all(k == 1 for k in case.kernel_size):
+            return None
+        w = np.ascontiguousarray(np.flip(inputs.w, axis=tuple(range(2, inputs.w.ndim))))
+        return self._torch(case, Inputs(inputs.x, w, inputs.b), f"w = w.flip({list(range(2, inputs.w.ndim))})")
+
+    def _low_precision_accumulation(self, case: Case, inputs: Inputs) -> Output | None:
+        """float32 computed in float16 and cast back, as a half-precision kernel would."""
+        if case.dtype != "float32":
+            return None
+        half = dataclasses.replace(case, dtype="float16")
+        b = None if inputs.b is None else inputs.b.astype(np.float16)
+        out = self._torch(half, Inputs(inputs.x.astype(np.float16), inputs.w.astype(np.float16), b),
+                          "x, w = x.half(), w.half()" + ("; b = b.half()" if b is not None else ""))
+        out.array, out.dtype = out.array.astype(np.float32), "float32"
+        out.translation += "\ny = y.float()"
+        return out

@@ -1,0 +1,48 @@
+"""Minimizing each mutant's first failure gives a case no larger than DOMAIN.md's seed examples."""
+
+from __future__ import annotations
+
+import pytest
+
+from backends.testing.mutants import MUTANTS
+from harness.loader import load_file
+from harness.minimize import Probe, case_size, minimal_id, minimize, write_outputs
+
+from .helpers import make_case
+
+SEED_FILE = "cases/bug_classes.yaml"
+# DOMAIN.md's zero-fill example: input 1x1x2x3, kernel 2x2 -> 6 + 4 elements
+DOMAIN_SEED = make_case(id="seed", op="conv_transpose2d", in_channels=1, out_channels=1, input_size=[2, 3],
+                        kernel_size=[2, 2], stride=[2, 1], padding=[1, 1], output_padding=[1, 0])
+
+
+def seed_size(bug: str) -> int:
+    """The smallest seed case of that class in the seed file (tagged `seed` and the class)."""
+    sizes = [case_size(c) for c in load_file(SEED_FILE) if bug in c.tags and "seed" in c.tags]
+    assert sizes, f"no seed case for {bug} in {SEED_FILE}"
+    return min(sizes)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("bug", MUTANTS)
+def test_minimized_first_failure_is_no_larger_than_the_seed(bug, tmp_path):
+    backend = f"mutant:{bug}"
+    probe = Probe(backend, "cpu", timeout=60.0)  # one warm worker: the search and the minimization share it
+    try:
+        first = next((c for c in load_file(SEED_FILE) if probe.run(c).status in ("mismatch", "shape_mismatch")), None)
+        assert first is not None, f"{backend} fails no seed case"
+        result = minimize(first, backend, probe=probe)
+    finally:
+        probe.stop()
+    assert result.record.status in ("mismatch", "shape_mismatch")
+    assert result.record.diagnosis == bug
+    assert case_size(result.case) <= min(seed_size(bug), case_size(DOMAIN_SEED))
+    assert result.tried < 200
+    written = write_outputs(result, tmp_path)
+    (case,) = load_file(written[0])  # a valid case file with the same case
+    assert case.id == minimal_id(first.id) and case_size(case) == case_size(result.case)
+    assert any(p.suffix == ".py" for p in written)  # the standalone reproducer
+
+
+def test_minimal_id_is_a_valid_case_id_even_for_swept_cases():
+    assert minimal_id("same_t1d_dilated[stride=2,padding=1:0]") == "same_t1d_dilated_stride_2_padding_1_0_min"
