@@ -12,6 +12,8 @@ $(STAMP): pyproject.toml constraints.txt
 	touch $(STAMP)
 
 setup: $(STAMP)
+	@command -v chromium >/dev/null 2>&1 || apt-get install -y chromium >/dev/null 2>&1 \
+		|| echo "note: chromium not installed (apt-get install -y chromium); the report's browser tests will skip"
 
 ## run: the main job: every case (full tier) on every installed backend -> reports/out/
 run: $(STAMP)

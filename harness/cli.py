@@ -86,6 +86,7 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
     whole = all(Path(p).is_dir() for p in paths)
     stale = [e.id for e in known.stale(all_cases, list(REAL_BACKENDS))] if whole else []
     summary = summarize(records, fingerprint(argv, info.fingerprints, info.skipped), stale)
+    summary["known_issues"] = {e.id: [e.reason, e.link] for e in known.entries}
     write_summary(out / "summary.json", summary)
     from reports import write_reports
 

@@ -178,7 +178,7 @@ class CaseItem(pytest.Item):
             lines.append(f"max |err| {rec.max_abs_err:.3g}, bound ratio {rec.bound_ratio:.3g}")
         lines += ["call:", *("    " + ln for ln in rec.translation.splitlines()),
                   f"case: {self.case.file}:{self.case.line}  seed {self.case.seed}",
-                  f"rerun: convdiff run {self.case.file} --backends {self.backend} --device {self.device}"]
+                  f"repro: convdiff repro '{Path(self.case.file).name}::{self.case.id}' --backend {self.backend} --device {self.device}"]
         return "\n".join(lines)
 
     def reportinfo(self):

@@ -47,16 +47,23 @@ class Record:
         return bool(self.known_issue) and self.status == "pass"
 
     def to_json(self) -> str:
-        d = asdict(self)
-        for k in ("max_abs_err", "rel_err", "bound_ratio"):
-            if d[k] is not None and not math.isfinite(d[k]):
-                d[k] = None
-        return json.dumps(d, separators=(",", ":"), sort_keys=False)
+        """Strict JSON (readable by jq and JSON.parse): non-finite numbers become null."""
+        return json.dumps(_finite(asdict(self)), separators=(",", ":"), allow_nan=False)
 
     @classmethod
     def from_json(cls, line: str) -> Record:
         d = json.loads(line)
         return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
+
+
+def _finite(v: Any) -> Any:
+    if isinstance(v, float):
+        return v if math.isfinite(v) else None
+    if isinstance(v, dict):
+        return {k: _finite(x) for k, x in v.items()}
+    if isinstance(v, list | tuple):
+        return [_finite(x) for x in v]
+    return v
 
 
 class JsonlSink:

@@ -11,8 +11,10 @@ from harness.records import Record
 
 def write_reports(out_dir: Path, records: Sequence[Record], summary: dict[str, Any]) -> list[Path]:
     """Every report besides results.jsonl and summary.json; returns the paths written."""
+    from .html import write_html
     from .junit import write_junit
 
-    junit = out_dir / "junit.xml"
+    junit, html = out_dir / "junit.xml", out_dir / "report.html"
     write_junit(junit, records)
-    return [junit]
+    write_html(html, records, summary)
+    return [junit, html]

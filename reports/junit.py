@@ -21,7 +21,7 @@ def write_junit(path: Path, records: Sequence[Record]) -> None:
         for r in recs:
             tc = ET.SubElement(suite, "testcase", classname=f"{r.file}.{r.backend}-{r.device}", name=r.case_id,
                                time=f"{r.duration_s:.6f}")
-            repro = f"convdiff run cases/{r.file} --backends {r.backend} --device {r.device}"
+            repro = f"convdiff repro '{r.file}::{r.case_id}' --backend {r.backend} --device {r.device}"
             if r.unexpected:
                 el = ET.SubElement(tc, "failure", type=r.status, message=f"{r.status}: {r.message}"[:500])
                 el.text = f"{r.message}\nrepro: {repro}\ntranslation:\n{r.translation}"

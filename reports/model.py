@@ -1,0 +1,256 @@
+"""The report's data model: what report.html shows, computed from records and the summary.
+
+Kept apart from rendering (html.py + the template) so the model can be tested without
+parsing HTML, and so a 20,000-result report stays cheap: passing results only become
+matrix counts; details are built for non-pass results alone.
+"""
+
+from __future__ import annotations
+
+import math
+import shlex
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from harness.case import OPS
+from harness.records import STATUSES, Record
+
+# Matrix / badge order: most alarming first after pass, so the eye lands on it.
+STATUS_ORDER = ("pass", "mismatch", "shape_mismatch", "accepted_invalid", "rejected", "error", "crash", "timeout",
+                "unsupported")
+assert set(STATUS_ORDER) == set(STATUSES)
+
+
+@dataclass
+class ResultView:
+    """One non-pass result, with everything its detail panel shows."""
+
+    rec: Record
+    target: str
+    tags: list[str]
+    severity: float
+    yaml: str
+    repro_cmd: str
+    script: str | None = None
+    plot: str = ""           # inline SVG (matplotlib for the worst members, a sparkline otherwise)
+    new: bool = False        # not in the baseline's member list for this finding
+    key: int = -1            # index of its detail panel in the page's lazy-loaded list
+    blame: dict[str, Any] | None = None  # who agrees with the oracle on this case (summary['blame'])
+
+    @property
+    def search(self) -> str:
+        """Lower-case text the search box matches against."""
+        r = self.rec
+        return " ".join([r.file, r.case_id, r.message, r.diagnosis or "", r.known_issue or ""]).lower()
+
+
+@dataclass
+class Finding:
+    """Results sharing one signature: one bug shown by 40 swept cases appears once with 40 members."""
+
+    backend: str
+    device: str
+    op: str
+    status: str
+    diagnosis: str | None
+    known_issue: str | None
+    members: list[ResultView] = field(default_factory=list)
+    baseline: str = ""       # "" (no baseline) | "new" | "still present"
+
+    @property
+    def key(self) -> tuple:
+        return (self.backend, self.device, self.op, self.status, self.diagnosis, self.known_issue)
+
+    @property
+    def worst(self) -> float:
+        return max((m.severity for m in self.members), default=0.0)
+
+    @property
+    def unexpected(self) -> int:
+        return sum(m.rec.unexpected for m in self.members)
+
+    @property
+    def new_members(self) -> int:
+        return sum(m.new for m in self.members)
+
+
+@dataclass
+class KnownView:
+    id: str
+    reason: str = ""
+    link: str = ""           # shown with jinja's urlize: only http(s)/www text becomes a link
+    hits: Counter = field(default_factory=Counter)   # status -> results matched
+    fixed: list[str] = field(default_factory=list)   # members that now pass
+
+
+@dataclass
+class Report:
+    fingerprint: dict[str, Any]
+    total: int
+    unexpected: int
+    ops: list[str]
+    targets: list[str]
+    matrix: dict[tuple[str, str], Counter]
+    findings: list[Finding]
+    unsupported: list[Finding]
+    known: list[KnownView]
+    stale_known: list[str]
+    gone: list[dict[str, Any]]
+    drift: list[dict[str, Any]]   # flagged error-growth curves (summary['drift'])
+    filters: dict[str, list[str]]
+    passes: int
+
+    def cell(self, op: str, target: str) -> list[tuple[str, int]]:
+        counts = self.matrix.get((op, target), Counter())
+        return [(s, counts[s]) for s in STATUS_ORDER if counts[s]]
+
+    def cell_class(self, op: str, target: str) -> str:
+        """Colour of a matrix cell: its most alarming content."""
+        counts = self.matrix.get((op, target), Counter())
+        if not counts:
+            return "empty"
+        if counts["unexpected"]:
+            return "bad"
+        if any(counts[s] for s in STATUS_ORDER[1:-1]):
+            return "known"
+        return "unsup" if not counts["pass"] else "good"
+
+
+def severity(rec: Record) -> float:
+    """Sort key for 'worst first': the bound ratio; statuses without one (NaN, crash, ...) count as infinite."""
+    if rec.status in ("pass", "unsupported"):
+        return rec.bound_ratio or 0.0
+    if rec.bound_ratio is None or not math.isfinite(rec.bound_ratio):
+        return math.inf
+    return rec.bound_ratio
+
+
+def case_yaml(rec: Record) -> str:
+    """The canonical case as a YAML case entry (what to paste into a case file)."""
+    doc = {"id": rec.case_id, **rec.params}
+    return yaml.safe_dump([doc], sort_keys=False, default_flow_style=None, width=100).rstrip()
+
+
+def repro_command(rec: Record) -> str:
+    return shlex.join(["convdiff", "repro", f"{rec.file}::{rec.case_id}", "--backend", rec.backend,
+                       "--device", rec.device])
+
+
+def load_known_info(path: Path) -> dict[str, tuple[str, str]]:
+    """id -> (reason, link) from known_issues.yaml; empty when it is missing or broken (report still renders)."""
+    try:
+        from harness.known_issues import load_known_issues
+
+        return {e.id: (e.reason, e.link) for e in load_known_issues(path).entries}
+    except Exception:  # noqa: BLE001 - a broken file is reported by `run`, not here
+        return {}
+
+
+def build_report(
+    records: Sequence[Record],
+    summary: dict[str, Any],
+    known_info: dict[str, tuple[str, str]] | None = None,
+    script_for: Callable[[Record], str | None] | None = None,
+    plot_for: Callable[[Record, bool], str] | None = None,
+    scripts_per_finding: int = 5,
+    full_plots: int = 16,
+) -> Report:
+    """The view model. `script_for` / `plot_for` are injected so tests can build a model without them."""
+    matrix: dict[tuple[str, str], Counter] = defaultdict(Counter)
+    groups: dict[tuple, Finding] = {}
+    known: dict[str, KnownView] = {}
+    tags: set[str] = set()
+    passes = 0
+    for r in records:
+        target = f"{r.backend}-{r.device}"
+        cell = matrix[(r.op, target)]
+        cell[r.status] += 1
+        cell["unexpected"] += r.unexpected
+        if r.known_issue:
+            kv = known.setdefault(r.known_issue, KnownView(r.known_issue))
+            kv.hits[r.status] += 1
+            if r.fixed_upstream:
+                kv.fixed.append(f"{r.file}::{r.case_id} [{target}]")
+        if r.status == "pass":
+            passes += 1
+            continue
+        rtags = [str(t) for t in r.params.get("tags", [])]
+        tags.update(rtags)
+        key = (r.backend, r.device, r.op, r.status, r.diagnosis,
+               r.known_issue if r.status != "unsupported" else r.message)
+        f = groups.setdefault(key, Finding(*key))
+        f.members.append(ResultView(r, target, rtags, severity(r), case_yaml(r), repro_command(r)))
+    for kid, (reason, link) in (known_info or {}).items():
+        if kid in known:
+            known[kid].reason, known[kid].link = reason, link
+    findings = sorted((f for f in groups.values() if f.status != "unsupported"),
+                      key=lambda f: (f.unexpected == 0, -f.worst, -len(f.members), str(f.key)))
+    unsupported = sorted((f for f in groups.values() if f.status == "unsupported"),
+                         key=lambda f: (-len(f.members), str(f.key)))
+    _decorate(findings, unsupported, script_for, plot_for, scripts_per_finding, full_plots)
+    blames = {(b["file"], b["case_id"], b["device"]): b for b in summary.get("blame", [])}
+    for f in findings:
+        for m in f.members:
+            m.blame = blames.get((m.rec.file, m.rec.case_id, m.rec.device))
+    _apply_baseline(findings, summary.get("baseline"))
+    targets = sorted({t for _, t in matrix})
+    present_ops = {op for op, _ in matrix}
+    return Report(
+        fingerprint=summary.get("fingerprint") or {},
+        total=len(records),
+        unexpected=sum(r.unexpected for r in records),
+        ops=[o for o in OPS if o in present_ops] + sorted(present_ops - set(OPS)),
+        targets=targets,
+        matrix=dict(matrix),
+        findings=findings,
+        unsupported=unsupported,
+        known=sorted(known.values(), key=lambda k: k.id),
+        stale_known=list(summary.get("stale_known_issues", [])),
+        gone=list((summary.get("baseline") or {}).get("gone", [])),
+        drift=[d for d in summary.get("drift", []) if d.get("flagged")],
+        filters={
+            "backend": sorted({r.backend for r in records}),
+            "device": sorted({r.device for r in records}),
+            "status": [s for s in STATUS_ORDER if s != "pass" and any(s in c for c in matrix.values())],
+            "op": [o for o in OPS if o in present_ops],
+            "tag": sorted(tags),
+        },
+        passes=passes,
+    )
+
+
+def _decorate(findings: list[Finding], unsupported: list[Finding], script_for: Callable | None,
+              plot_for: Callable | None, scripts_per_finding: int, full_plots: int) -> None:
+    """Sort members worst first; scripts for the worst few of each finding; full plots for the worst overall."""
+    budget = full_plots
+    for f in findings:
+        f.members.sort(key=lambda m: (-m.severity, m.rec.file, m.rec.case_id))
+        for i, m in enumerate(f.members):
+            if script_for is not None and i < scripts_per_finding:
+                m.script = script_for(m.rec)
+            if plot_for is not None and m.rec.where:
+                full = i == 0 and budget > 0
+                budget -= full
+                m.plot = plot_for(m.rec, full)
+    for f in unsupported:
+        f.members.sort(key=lambda m: (m.rec.file, m.rec.case_id))
+
+
+def _apply_baseline(findings: list[Finding], baseline: dict[str, Any] | None) -> None:
+    """Copy the new / still-present marks computed by reports.merge onto the findings."""
+    if not baseline:
+        return
+    marks = {tuple(d["key"]): d for d in baseline.get("findings", [])}
+    for f in findings:
+        mark = marks.get(tuple(f.key))
+        if mark is None:
+            continue
+        f.baseline = mark["state"]
+        new_cases = set(mark.get("new_cases", []))
+        for m in f.members:
+            m.new = f.baseline == "new" or m.rec.case_id in new_cases

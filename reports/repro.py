@@ -1,0 +1,277 @@
+"""Standalone reproducer scripts: NumPy plus one framework, no convdiff import.
+
+A script recreates the inputs from the seed exactly as harness/inputs.py does, calls
+the framework exactly as the adapter did (from the record's translation), computes a
+float64 reference inline (a direct loop over kernel taps, independent of the oracle's
+einsum-over-windows), applies the same per-element bound as harness/bound.py, and
+prints the max error and the verdict. It is meant to be pasted into an upstream bug.
+
+Per-backend part: one function per framework in BACKEND_TEMPLATES, returning the code
+that defines `run_framework(x, w, b) -> (out float64 array in the case layout, dtype
+name)`. Other helpers add TensorFlow / Paddle / TVM with `@register("tensorflow")`.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable
+
+from harness.bound import _tiny
+from harness.build import make_case
+from harness.case import Case
+from harness.inputs import SIGNIFICAND_BITS, integer_amplitude
+from harness.records import Record
+
+BackendTemplate = Callable[[Record, Case], str]
+BACKEND_TEMPLATES: dict[str, BackendTemplate] = {}
+
+
+class ReproUnavailable(Exception):
+    """No script can be written for this record (no template, invalid case, ...); the message says why."""
+
+
+def register(name: str) -> Callable[[BackendTemplate], BackendTemplate]:
+    """Add a backend template: `name` is a backend name, or the part before ':' / the first '-'."""
+    def deco(fn: BackendTemplate) -> BackendTemplate:
+        BACKEND_TEMPLATES[name] = fn
+        return fn
+    return deco
+
+
+def template_for(rec: Record) -> BackendTemplate:
+    """Exact backend name first, then its family (`fault:nan` -> fault, `tvm-onnx-import` -> tvm)."""
+    name = rec.backend
+    for key in (name, name.split(":")[0], name.split("-")[0]):
+        if key in BACKEND_TEMPLATES:
+            return BACKEND_TEMPLATES[key]
+    if name.startswith("mutant:") and "F.conv" in rec.translation:  # mutants written as torch calls
+        return BACKEND_TEMPLATES["torch"]
+    raise ReproUnavailable(f"no reproducer template for backend '{name}' (known: {', '.join(sorted(BACKEND_TEMPLATES))})")
+
+
+def case_of(rec: Record) -> Case:
+    """The canonical case back from a record's params (tags dropped: free text, irrelevant to the numbers)."""
+    fields = {k: v for k, v in rec.params.items() if k != "tags"}
+    return make_case(file=rec.file, id="repro", **fields)
+
+
+def script_for(rec: Record) -> str:
+    """The whole script for one result."""
+    case = case_of(rec)
+    if case.geometry is None:
+        raise ReproUnavailable("an `expect: invalid` case has no reference; the repro is the framework call alone")
+    backend_code = template_for(rec)(rec, case)
+    return "\n".join([_header(rec, case), backend_code.strip("\n"), "", _FOOTER]) + "\n"
+
+
+def _header(rec: Record, case: Case) -> str:
+    geo = case.geometry
+    assert geo is not None
+    ratio = "n/a" if rec.bound_ratio is None else f"{rec.bound_ratio:.4g}"
+    amp = integer_amplitude(case) if case.data == "integers" else 0
+    return f'''#!/usr/bin/env python3
+"""Reproduce convdiff result {rec.file}::{rec.case_id} on {rec.backend} {rec.backend_version} ({rec.device}).
+
+convdiff recorded: {rec.status}, max |err| {rec.max_abs_err}, error/bound {ratio}{f", diagnosis {rec.diagnosis}" if rec.diagnosis else ""}.
+Needs only NumPy and the framework. Exit status 1 when the output is beyond the bound.
+"""
+import sys
+
+import numpy as np
+
+# The case ({case.op}, PyTorch semantics): padding resolved to explicit (before, after) pairs.
+OP, SEED, DTYPE, DATA, LAYOUT, DEVICE = {case.op!r}, {case.seed}, {case.dtype!r}, {case.data!r}, {case.layout!r}, {rec.device!r}
+BATCH, C_IN, C_OUT, GROUPS, BIAS = {case.batch}, {case.in_channels}, {case.out_channels}, {case.groups}, {case.bias}
+INPUT, KERNEL, STRIDE, DILATION = {case.input_size}, {case.kernel_size}, {case.stride}, {case.dilation}
+PADS, EXTEND = {geo.pads}, {geo.extend}  # EXTEND: transposed output tail (output_padding / SAME)
+TRANSPOSE = {case.transpose}
+W_SHAPE = {case.weight_shape}
+AMP = {amp}  # integer data drawn from [-AMP, AMP]
+K = {case.accumulation_length}  # products summed per output element
+SIG_BITS, TINY = {SIGNIFICAND_BITS[case.dtype]}, {_tiny(case.dtype)!r}
+TF32 = False  # CUDA only: set True when TF32 convolutions are allowed
+
+
+def draw(rng, shape):
+    if DATA == "integers":
+        return rng.integers(-AMP, AMP + 1, size=shape).astype(np.float64)
+    if DATA == "uniform":
+        return rng.uniform(-1.0, 1.0, size=shape)
+    return rng.standard_normal(shape)
+
+
+def round_to_dtype(a):
+    """float64 values rounded to DTYPE (bfloat16: via float32, round-to-nearest-even, as ml_dtypes does)."""
+    if DTYPE == "bfloat16":
+        u = a.astype(np.float32).view(np.uint32)
+        u = ((u + (((u >> 16) & 1) + 0x7FFF)) & 0xFFFF0000).astype(np.uint32)
+        return u.view(np.float32).astype(np.float64)
+    return a.astype(DTYPE).astype(np.float64)
+
+
+rng = np.random.default_rng(SEED)
+x = round_to_dtype(draw(rng, (BATCH, C_IN, *INPUT)))  # channels-first, as convdiff draws it
+w = round_to_dtype(draw(rng, W_SHAPE))
+b = round_to_dtype(draw(rng, (C_OUT,))) if BIAS else None
+x_case = np.ascontiguousarray(np.moveaxis(x, 1, -1) if LAYOUT == "channels_last" else x)
+'''
+
+
+_FOOTER = '''
+def conv(x, w):
+    """Float64 cross-correlation, x (N, C, *L), w (O, C/g, *k): one einsum per kernel tap."""
+    x = np.pad(x, [(0, 0), (0, 0), *PADS])
+    n, c, *size = x.shape
+    o, cg, *k = w.shape
+    out = [(m - d * (kk - 1) - 1) // s + 1 for m, kk, s, d in zip(size, k, STRIDE, DILATION)]
+    xg, wg = x.reshape(n, GROUPS, cg, *size), w.reshape(GROUPS, o // GROUPS, cg, *k)
+    y = np.zeros((n, GROUPS, o // GROUPS, *out))
+    for tap in np.ndindex(*k):
+        win = tuple(slice(t * d, t * d + (m - 1) * s + 1, s) for t, d, m, s in zip(tap, DILATION, out, STRIDE))
+        y += np.einsum("ngc...,goc->ngo...", xg[(slice(None),) * 3 + win], wg[(Ellipsis, *tap)])
+    return y.reshape(n, o, *out)
+
+
+def conv_transpose(x, w):
+    """Float64 transposed convolution, w (C_in, C_out/g, *k): scatter each tap, extend the tail, crop PADS."""
+    n, cin, *size = x.shape
+    _, og, *k = w.shape
+    full = [(m - 1) * s + d * (kk - 1) + 1 + e for m, s, d, kk, e in zip(size, STRIDE, DILATION, k, EXTEND)]
+    xg, wg = x.reshape(n, GROUPS, cin // GROUPS, *size), w.reshape(GROUPS, cin // GROUPS, og, *k)
+    y = np.zeros((n, GROUPS, og, *full))
+    for tap in np.ndindex(*k):
+        dst = tuple(slice(t * d, t * d + (m - 1) * s + 1, s) for t, d, m, s in zip(tap, DILATION, size, STRIDE))
+        y[(slice(None),) * 3 + dst] += np.einsum("ngc...,gco->ngo...", xg, wg[(Ellipsis, *tap)])
+    crop = tuple(slice(pb, f - pa) for (pb, pa), f in zip(PADS, full))
+    return y.reshape(n, GROUPS * og, *full)[(slice(None), slice(None), *crop)]
+
+
+def reference(x, w, b):
+    y = (conv_transpose if TRANSPOSE else conv)(x, w)
+    return y if b is None else y + b.reshape(1, -1, *(1,) * len(KERNEL))
+
+
+ref, scale = reference(x, w, b), reference(np.abs(x), np.abs(w), None if b is None else np.abs(b))
+if LAYOUT == "channels_last":
+    ref, scale = np.moveaxis(ref, 1, -1), np.moveaxis(scale, 1, -1)
+
+# The bound (convdiff harness/bound.py): gamma(K+2) * (|x| (*) |w| + |b|), in the accumulation precision.
+n_acc = K + 2
+half = DTYPE in ("float16", "bfloat16")
+u_acc = 2.0**-24 if half else 2.0**-SIG_BITS
+if DATA == "integers" and scale.max(initial=0.0) <= 2.0 ** min(SIG_BITS, 24):
+    bound = np.zeros_like(scale)  # every partial sum is an exact integer
+else:
+    bound = n_acc * u_acc / (1 - n_acc * u_acc) * scale
+    if half:
+        bound += 2.0**-SIG_BITS * (scale + np.abs(ref))
+    if TF32 and DTYPE == "float32":
+        bound += 2.0 * 2.0**-11 * scale
+    bound += n_acc * TINY
+
+try:
+    out, out_dtype = run_framework(x_case, w, b)
+except Exception as exc:  # the framework refused a valid case
+    print(f"framework raised: {type(exc).__name__}: {exc}".splitlines()[0])
+    print("verdict: rejected")
+    sys.exit(1)
+if out.shape != ref.shape:
+    print(f"output shape {out.shape}, expected {ref.shape}")
+    verdict = "shape_mismatch"
+elif out_dtype != DTYPE:
+    print(f"output dtype {out_dtype}, expected {DTYPE}")
+    verdict = "mismatch"
+else:
+    finite = np.isfinite(out)
+    err = np.where(finite, np.abs(out - ref), 0.0)
+    # where exact arithmetic makes the bound 0, errors count in units of one rounding (as convdiff does)
+    unit = np.maximum(bound, 2.0**-SIG_BITS * scale + np.finfo(np.float64).tiny)
+    with np.errstate(over="ignore"):
+        ratio = np.where(finite, err / unit, np.inf)
+    worst = np.unravel_index(int(np.argmax(ratio)), ratio.shape) if ratio.size else ()
+    print(f"max |err| = {err.max(initial=0.0):.6g}; error/bound = {ratio.max(initial=0.0):.6g} at index {tuple(map(int, worst))}")
+    print(f"{int((~finite).sum())} non-finite, {int((ratio > 1).sum())}/{ratio.size} elements beyond the bound")
+    verdict = "pass" if (finite.all() and not (ratio > 1).any()) else "mismatch"
+print(f"verdict: {verdict}")
+sys.exit(0 if verdict == "pass" else 1)
+'''
+
+
+@register("torch")
+def torch_template(rec: Record, case: Case) -> str:
+    """The adapter's own lines (its translation) run on tensors made exactly as it made them."""
+    if not rec.translation.strip():
+        raise ReproUnavailable("the record has no translation (the call never happened)")
+    body = textwrap.indent(rec.translation.strip(), " " * 8)
+    return f'''
+import torch
+import torch.nn.functional as F
+
+
+def run_framework(x, w, b):
+    """The call convdiff's torch adapter made (recorded translation), on {rec.device}."""
+    dt = getattr(torch, DTYPE)
+    if DEVICE == "cuda":
+        torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = TF32
+    x = torch.from_numpy(x).to(dt).to(DEVICE)  # x in the case layout; values exact in DTYPE
+    w = torch.from_numpy(w).to(dt).to(DEVICE)
+    b = None if b is None else torch.from_numpy(b).to(dt).to(DEVICE)
+    with torch.no_grad():
+{body}
+    return y.detach().cpu().double().numpy(), str(y.dtype).removeprefix("torch.")
+'''
+
+
+@register("fault")
+def fault_template(rec: Record, case: Case) -> str:
+    """Test double: the reference rounded to the dtype, then the injected fault (NumPy only)."""
+    mode = rec.backend.partition(":")[2]
+    inject = {"nan": "out.reshape(-1)[0] = np.nan",
+              "wrong_shape": "out = np.concatenate([out, out[..., -1:]], axis=-1)"}.get(mode)
+    if inject is None:
+        raise ReproUnavailable(f"fault:{mode} kills or stalls the process; there is nothing to compare")
+    return f'''
+
+def run_framework(x, w, b):
+    """convdiff's fault:{mode} test double: the exact answer in DTYPE, then the injected fault."""
+    xf = np.moveaxis(x, -1, 1) if LAYOUT == "channels_last" else x
+    out = reference(xf, w, b)
+    out = np.ascontiguousarray(round_to_dtype(np.moveaxis(out, 1, -1) if LAYOUT == "channels_last" else out))
+    {inject}
+    return out, DTYPE
+'''
+
+
+def _matches(rec_file: str, rec_id: str, wanted: str) -> bool:
+    """CASE_ID as `file::id` or the bare id."""
+    file, sep, cid = wanted.rpartition("::")
+    return rec_id == cid and (not sep or rec_file == file or rec_file == file.rsplit("/", 1)[-1])
+
+
+def find_record(case_id: str, backend: str, device: str, case_paths: list[str],
+                results: str | None = None) -> Record:
+    """The result to reproduce: from a results.jsonl when given, else by running the case once now."""
+    if results:
+        from pathlib import Path
+
+        from harness.records import read_records
+
+        for rec in read_records([Path(results)]):
+            if rec.backend == backend and rec.device == device and _matches(rec.file, rec.case_id, case_id):
+                return rec
+        raise ReproUnavailable(f"no result for {case_id} on {backend}-{device} in {results}")
+    from pathlib import Path
+
+    from harness.loader import load_cases
+    from harness.runner import run_cases
+
+    cases = [c for c in load_cases(case_paths) if _matches(Path(c.file).name, c.id, case_id)]
+    if not cases:
+        raise ReproUnavailable(f"no case '{case_id}' in {', '.join(case_paths)}")
+    if len(cases) > 1:
+        raise ReproUnavailable(f"'{case_id}' is ambiguous: name it as FILE::ID ({', '.join(Path(c.file).name for c in cases)})")
+    found: list[Record] = []
+    info = run_cases(cases, [(backend, device)], found.append)
+    if not found:
+        raise ReproUnavailable(f"{backend}-{device} did not run: {info.skipped.get(f'{backend}-{device}', 'unavailable')}")
+    return found[0]
