@@ -11,16 +11,22 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m pip install -q --disable-pip-version-check -c constraints.txt -e '.[all,dev]'
 	touch $(STAMP)
 
-setup: $(STAMP)
-	@command -v chromium >/dev/null 2>&1 || apt-get install -y chromium >/dev/null 2>&1 \
-		|| echo "note: chromium not installed (apt-get install -y chromium); the report's browser tests will skip"
+BROWSER := $(VENV)/.chromium-checked
+
+# Debian's chromium for the report's browser test; tried once per venv, skipped (with a note) without root.
+$(BROWSER): | $(STAMP)
+	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq chromium) >/dev/null 2>&1 \
+		|| echo "note: chromium not installed (apt-get install -y chromium); the report's browser test will skip"
+	@touch $(BROWSER)
+
+setup: $(STAMP) $(BROWSER)
 
 ## run: the main job: every case (full tier) on every installed backend -> reports/out/
 run: $(STAMP)
 	$(VENV)/bin/convdiff run --tier full --out reports/out
 
 ## test: the harness's own tests plus the smoke tier on every installed backend
-test: $(STAMP)
+test: $(STAMP) $(BROWSER)
 	$(PY) -m pytest tests cases --tier smoke -n $(JOBS) -q
 
 lint: $(STAMP)
