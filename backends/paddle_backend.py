@@ -174,6 +174,11 @@ class PaddleBackend(Backend):
         kw["data_format"] = DATA_FORMATS[(rank, case.channels_last)]
         return kw
 
+    def call_line(self, case: Case, bias: bool) -> str:
+        """The F.<op> call as source: the translation's last line, and `convdiff repro`'s call."""
+        args = ", ".join(f"{k}={v!r}" for k, v in self.translate(case).items())
+        return f"y = F.{FUNCTIONS[case.op][0]}(x, w, {'b' if bias else 'None'}, {args})"
+
     def run(self, case: Case, inputs: Inputs, device: str) -> Output:
         paddle = self.paddle
         import paddle.nn.functional as F
@@ -186,8 +191,7 @@ class PaddleBackend(Backend):
                  f"x, w = paddle.to_tensor(x){cast}, paddle.to_tensor(w){cast}"]
         if inputs.b is not None:
             lines.append(f"b = paddle.to_tensor(b){cast}")
-        args = ", ".join(f"{k}={v!r}" for k, v in kw.items())
-        lines.append(f"y = F.{fn_name}(x, w, {'b' if inputs.b is not None else 'None'}, {args})")
+        lines.append(self.call_line(case, inputs.b is not None))
         try:
             x, w = self.to_tensor(inputs.x), self.to_tensor(inputs.w)
             b = None if inputs.b is None else self.to_tensor(inputs.b)

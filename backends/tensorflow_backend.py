@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -60,6 +61,203 @@ def same_transpose_matches(case: Case, pads: Pairs, out: list[int], full: list[i
         if o < 1 or -(-o // s) != n or pb != max(f - o, 0) // 2:
             return False
     return True
+
+
+def weight_transpose(case: Case) -> tuple[list[int], str]:
+    """Permutation of the canonical weight to TF's filter layout, and the line that says it."""
+    perm = [*range(2, 2 + case.rank), 1, 0]
+    return perm, f"w = tf.transpose(w_canonical, {perm})  # -> (*k, {'O, I' if case.transpose else 'I/g, O'})"
+
+
+def layout_perms(rank: int) -> tuple[list[int], list[int]]:
+    """NC* -> N*C and back: the transposes around an op TF runs in N*C only."""
+    return [0, *range(2, 2 + rank), 1], [0, rank + 1, *range(1, rank + 1)]
+
+
+def in_nc_only(rank: int, lines: list[str]) -> list[str]:
+    """The code of an N*C call wrapped in the layout transposes (the channels_first fallback)."""
+    to_last, back = layout_perms(rank)
+    return [f"x = tf.transpose(x, {to_last})", *lines, f"y = tf.transpose(y, {back})"]
+
+
+def _crop_code(crop: Pairs, nc: bool) -> str:
+    idx = ", ".join(f"{pb}:{-pa or None}" for pb, pa in crop)
+    return f"y = y[:, :, {idx}]" if nc else f"y = y[:, {idx}, :]"
+
+
+def _crop(y: Any, crop: Pairs, nc: bool) -> Any:
+    sl = tuple(slice(pb, y.shape[i] - pa) for i, (pb, pa) in enumerate(crop, start=2 if nc else 1))
+    return y[(slice(None), slice(None), *sl)] if nc else y[(slice(None), *sl, slice(None))]
+
+
+@dataclass(frozen=True)
+class NnCall:
+    """Every decision TensorFlowBackend makes for one case and layout, without tensors.
+
+    The adapter executes it and records lines(); `convdiff repro` prints the same lines.
+    """
+
+    fn_name: str
+    strides: list[int]
+    dilations: list[int]
+    padding: Any
+    data_format: str
+    pad_input: list[Any] | None = None    # tf.pad before a VALID conv
+    output_shape: list[int] | None = None  # transposed ops only
+    pad_output: list[Any] | None = None   # zero tail after a VALID transpose
+    crop: Pairs | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def nc(self) -> bool:
+        return self.data_format.startswith("NC")
+
+    @property
+    def bias_format(self) -> str:
+        return "NC..." if self.nc else "N...C"
+
+    def lines(self, bias: bool) -> list[str]:
+        """The calls as a user would write them (x, w, b, tf in scope; result in y)."""
+        out = [] if self.pad_input is None else [f"x = tf.pad(x, {self.pad_input})"]
+        if self.output_shape is None:
+            out.append(f"y = tf.nn.{self.fn_name}(x, w, {self.strides}, {self.padding!r}, "
+                       f"data_format={self.data_format!r}, dilations={self.dilations})")
+        else:
+            out.append(f"y = tf.nn.{self.fn_name}(x, w, output_shape={self.output_shape}, strides={self.strides}, "
+                       f"padding={self.padding!r}, data_format={self.data_format!r}, dilations={self.dilations})")
+        if self.pad_output is not None:
+            out.append(f"y = tf.pad(y, {self.pad_output})  # output_padding >= stride: tail no input reaches")
+        if self.crop:
+            out.append(_crop_code(self.crop, self.nc))
+        if bias:
+            out.append(f"y = tf.nn.bias_add(y, b, data_format={self.bias_format!r})")
+        return out
+
+
+def nn_call(case: Case, nc: bool) -> NnCall:
+    """TensorFlowBackend's translation of a case into tf.nn calls, x in NC* (nc) or N*C."""
+    r = case.rank
+    fmt = _fmt(r, nc)
+    pads, ext, out, full = resolve(case)
+    strides, dil = _full(list(case.stride), nc, 1), _full(list(case.dilation), nc, 1)
+    fn_name = f"conv{r}d" + ("_transpose" if case.transpose else "")
+    notes: list[str] = []
+    zero = all(p == (0, 0) for p in pads)
+    if not case.transpose:
+        pad_input = None
+        if case.padding in ("same", "valid"):
+            padding: Any = case.padding.upper()
+        elif r == 2:
+            padding = _full([list(p) for p in pads], nc, [0, 0])
+        elif zero:
+            padding = "VALID"
+        elif pads == same_pads(case):
+            padding = "SAME"
+        else:
+            pad_input = _full([list(p) for p in pads], nc, [0, 0])
+            notes.append(f"conv{r}d has no explicit padding: tf.pad the input, then VALID")
+            padding = "VALID"
+        return NnCall(fn_name, strides, dil, padding, fmt, pad_input=pad_input, notes=notes)
+    crop: Pairs | None = None
+    tail = [0] * r
+    shape = out
+    if case.padding in ("same", "valid"):
+        padding = case.padding.upper()
+    elif zero and all(e < s for e, s in zip(ext, case.stride)):
+        padding = "VALID"
+    elif r == 2:
+        padding = _full([list(p) for p in pads], nc, [0, 0])
+    elif same_transpose_matches(case, pads, out, full):
+        padding = "SAME"
+    else:
+        padding = "VALID"
+        # a valid case's tail beyond stride holds only bias: append it; an invalid one goes to TF as is
+        native = [e if e < s or case.geometry is None else 0 for e, s in zip(ext, case.stride)]
+        tail = [e - n for e, n in zip(ext, native)]
+        shape = [f + n for f, n in zip(full, native)]
+        crop = pads
+        notes.append(f"conv{r}d_transpose has no explicit padding: VALID with output_shape "
+                     "(full + output_padding), then crop the padding")
+    oshape = [case.batch, case.out_channels, *shape] if nc else [case.batch, *shape, case.out_channels]
+    pad_output = None
+    if any(tail):
+        pad_output = _full([[0, t] for t in tail], nc, [0, 0])
+        notes.append("output_padding >= stride: zero tail appended after VALID (bias added after)")
+    return NnCall(fn_name, strides, dil, padding, fmt, output_shape=oshape, pad_output=pad_output,
+                  crop=crop, notes=notes)
+
+
+@dataclass(frozen=True)
+class LayerCall:
+    """Every decision KerasBackend makes for one case and layout, without tensors (see NnCall)."""
+
+    cls: str
+    filters: int
+    kernel_size: tuple[int, ...]
+    kwargs: dict[str, Any]
+    data_format: str
+    dtype: str
+    pad_input: list[Any] | None = None  # keras.ops.pad before a 'valid' conv
+    crop: Pairs | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def lines(self, bias: bool, input_shape: str) -> list[str]:
+        """The calls as a user would write them; input_shape is the source text of the built shape."""
+        out = [] if self.pad_input is None else [f"x = keras.ops.pad(x, {self.pad_input})"]
+        args = ", ".join(f"{k}={v!r}" for k, v in self.kwargs.items())
+        out += [f"layer = keras.layers.{self.cls}({self.filters}, {self.kernel_size}, {args}, "
+                f"data_format={self.data_format!r}, use_bias={bias}, dtype={self.dtype!r})",
+                f"layer.build({input_shape}); layer.set_weights([w{', b' if bias else ''}])",
+                "y = layer(x)"]
+        if self.crop:
+            out.append(_crop_code(self.crop, self.data_format == "channels_first"))
+        return out
+
+
+def layer_call(case: Case, nc: bool) -> LayerCall:
+    """KerasBackend's translation of a case into a Keras layer, x in NC* (nc) or N*C."""
+    r = case.rank
+    pads, ext, out, full = resolve(case)
+    notes: list[str] = []
+    crop: Pairs | None = None
+    pad_input = None
+    kw: dict[str, Any] = {"strides": case.stride, "dilation_rate": case.dilation}
+    zero = all(p == (0, 0) for p in pads)
+    if not case.transpose:
+        cls = f"Conv{r}D"
+        kw["groups"] = case.groups
+        if case.padding in ("same", "valid"):
+            kw["padding"] = case.padding
+        elif zero:
+            kw["padding"] = "valid"
+        elif pads == same_pads(case):
+            kw["padding"] = "same"
+        elif r == 1 and pads == [(case.dilation[0] * (case.kernel_size[0] - 1), 0)]:
+            kw["padding"] = "causal"
+        else:
+            pad_input = _full([list(p) for p in pads], nc, [0, 0])
+            notes.append("keras conv padding is only 'valid'/'same'/'causal': pad the input, then 'valid'")
+            kw["padding"] = "valid"
+    else:
+        cls = f"Conv{r}DTranspose"
+        ke = [d * (k - 1) + 1 for k, d in zip(case.kernel_size, case.dilation)]
+        if case.padding == "same":
+            kw.update(padding="same", output_padding=None)
+        elif case.padding == "valid":  # keras' default output_padding gives (L-1)*s + max(ke, s)
+            op = None if all(k >= s for k, s in zip(ke, case.stride)) else tuple(ext)
+            kw.update(padding="valid", output_padding=op)
+        elif zero:
+            kw.update(padding="valid", output_padding=tuple(ext))
+        elif (not any(ext) and all(k % 2 and p == (k // 2, k // 2) for k, p in zip(ke, pads))
+              and same_transpose_matches(case, pads, out, full)):
+            kw.update(padding="same", output_padding=tuple(ext))  # keras: (L-1)*s + ke%2 + op
+        else:
+            kw.update(padding="valid", output_padding=tuple(ext))
+            crop = pads
+            notes.append("keras transpose padding is only 'valid'/'same': 'valid' + output_padding, "
+                         "then crop the padding (extend first, so the kept tail holds real values)")
+    df = "channels_first" if nc else "channels_last"
+    return LayerCall(cls, case.out_channels, case.kernel_size, kw, df, case.dtype, pad_input, crop, notes)
 
 
 class _TFBase(Backend):
@@ -128,10 +326,10 @@ class _TFBase(Backend):
         want_nc = case.channels_last is False
         with tf.device("/GPU:0" if device == "cuda" else "/CPU:0"):
             x = tf.constant(inputs.x)
-            perm = [*range(2, 2 + case.rank), 1, 0]
+            perm, pre_line = weight_transpose(case)
             w = tf.constant(np.ascontiguousarray(np.transpose(inputs.w, perm)))
             b = None if inputs.b is None else tf.constant(inputs.b)
-            pre: list[str] = [f"w = tf.transpose(w_canonical, {perm})  # -> (*k, {'O, I' if case.transpose else 'I/g, O'})"]
+            pre: list[str] = [pre_line]
             notes: list[str] = []
             try:
                 native = True
@@ -143,14 +341,14 @@ class _TFBase(Backend):
                             raise
                         native = False
                 if not want_nc or not native:
-                    to_last, back = [0, *range(2, 2 + case.rank), 1], [0, case.rank + 1, *range(1, case.rank + 1)]
+                    to_last, back = layout_perms(case.rank)
                     xin = tf.transpose(x, to_last) if want_nc else x
                     y, lines, more = self.call(case, xin, w, b, nc=False)
                     if want_nc:
                         y = tf.transpose(y, back)
                         notes.append(f"channels_first: TF on {device} runs this {case.op} {case.dtype} "
                                      "configuration only in N*C; data transposed around the op")
-                        lines = [f"x = tf.transpose(x, {to_last})", *lines, f"y = tf.transpose(y, {back})"]
+                        lines = in_nc_only(case.rank, lines)
             except (Unsupported, Rejected):
                 raise
             except Exception as exc:  # noqa: BLE001 - any framework exception is a finding
@@ -195,72 +393,23 @@ class TensorFlowBackend(_TFBase):
         return None
 
     def call(self, case: Case, x: Any, w: Any, b: Any, nc: bool) -> tuple[Any, list[str], list[str]]:
-        tf, r = self.tf, case.rank
-        fmt = _fmt(r, nc)
-        pads, ext, out, full = resolve(case)
-        strides, dil = _full(list(case.stride), nc, 1), _full(list(case.dilation), nc, 1)
-        fn_name = f"conv{r}d" + ("_transpose" if case.transpose else "")
-        fn = getattr(tf.nn, fn_name)
-        lines: list[str] = []
-        notes: list[str] = []
-        crop: Pairs | None = None
-        tail = [0] * r
-        zero = all(p == (0, 0) for p in pads)
-        if not case.transpose:
-            if case.padding in ("same", "valid"):
-                padding: Any = case.padding.upper()
-            elif r == 2:
-                padding = _full([list(p) for p in pads], nc, [0, 0])
-            elif zero:
-                padding = "VALID"
-            elif pads == same_pads(case):
-                padding = "SAME"
-            else:
-                flat = _full([list(p) for p in pads], nc, [0, 0])
-                x = tf.pad(x, flat)
-                lines.append(f"x = tf.pad(x, {flat})")
-                notes.append(f"conv{r}d has no explicit padding: tf.pad the input, then VALID")
-                padding = "VALID"
-            y = fn(x, w, strides, padding, data_format=fmt, dilations=dil)
-            lines.append(f"y = tf.nn.{fn_name}(x, w, {strides}, {padding!r}, data_format={fmt!r}, dilations={dil})")
+        tf = self.tf
+        plan = nn_call(case, nc)
+        if plan.pad_input is not None:
+            x = tf.pad(x, plan.pad_input)
+        fn = getattr(tf.nn, plan.fn_name)
+        if plan.output_shape is None:
+            y = fn(x, w, plan.strides, plan.padding, data_format=plan.data_format, dilations=plan.dilations)
         else:
-            shape = out
-            if case.padding in ("same", "valid"):
-                padding = case.padding.upper()
-            elif zero and all(e < s for e, s in zip(ext, case.stride)):
-                padding = "VALID"
-            elif r == 2:
-                padding = _full([list(p) for p in pads], nc, [0, 0])
-            elif same_transpose_matches(case, pads, out, full):
-                padding = "SAME"
-            else:
-                padding = "VALID"
-                # a valid case's tail beyond stride holds only bias: append it; an invalid one goes to TF as is
-                native = [e if e < s or case.geometry is None else 0 for e, s in zip(ext, case.stride)]
-                tail = [e - n for e, n in zip(ext, native)]
-                shape = [f + n for f, n in zip(full, native)]
-                crop = pads
-                notes.append(f"conv{r}d_transpose has no explicit padding: VALID with output_shape "
-                             "(full + output_padding), then crop the padding")
-            oshape = [case.batch, case.out_channels, *shape] if nc else [case.batch, *shape, case.out_channels]
-            y = fn(x, w, oshape, strides, padding, data_format=fmt, dilations=dil)
-            lines.append(f"y = tf.nn.{fn_name}(x, w, output_shape={oshape}, strides={strides}, "
-                         f"padding={padding!r}, data_format={fmt!r}, dilations={dil})")
-            if any(tail):
-                flat = _full([[0, t] for t in tail], nc, [0, 0])
-                y = tf.pad(y, flat)
-                lines.append(f"y = tf.pad(y, {flat})  # output_padding >= stride: tail no input reaches")
-                notes.append("output_padding >= stride: zero tail appended after VALID (bias added after)")
-            if crop:
-                sl = tuple(slice(pb, y.shape[i] - pa) for i, (pb, pa) in enumerate(crop, start=2 if nc else 1))
-                y = y[(slice(None), slice(None), *sl)] if nc else y[(slice(None), *sl, slice(None))]
-                idx = ", ".join(f"{pb}:{-pa or None}" for pb, pa in crop)
-                lines.append(f"y = y[:, :, {idx}]" if nc else f"y = y[:, {idx}, :]")
+            y = fn(x, w, plan.output_shape, plan.strides, plan.padding, data_format=plan.data_format,
+                   dilations=plan.dilations)
+        if plan.pad_output is not None:
+            y = tf.pad(y, plan.pad_output)
+        if plan.crop:
+            y = _crop(y, plan.crop, nc)
         if b is not None:
-            bfmt = "NC..." if nc else "N...C"
-            y = tf.nn.bias_add(y, b, data_format=bfmt)
-            lines.append(f"y = tf.nn.bias_add(y, b, data_format={bfmt!r})")
-        return y, lines, notes
+            y = tf.nn.bias_add(y, b, data_format=plan.bias_format)
+        return y, plan.lines(b is not None), list(plan.notes)
 
 
 class KerasBackend(_TFBase):
@@ -291,62 +440,15 @@ class KerasBackend(_TFBase):
     def call(self, case: Case, x: Any, w: Any, b: Any, nc: bool) -> tuple[Any, list[str], list[str]]:
         import keras
 
-        r = case.rank
-        pads, ext, out, full = resolve(case)
-        df = "channels_first" if nc else "channels_last"
-        lines: list[str] = []
-        notes: list[str] = []
-        crop: Pairs | None = None
-        kw: dict[str, Any] = {"strides": case.stride, "dilation_rate": case.dilation}
-        zero = all(p == (0, 0) for p in pads)
-        if not case.transpose:
-            cls = f"Conv{r}D"
-            kw["groups"] = case.groups
-            if case.padding in ("same", "valid"):
-                kw["padding"] = case.padding
-            elif zero:
-                kw["padding"] = "valid"
-            elif pads == same_pads(case):
-                kw["padding"] = "same"
-            elif r == 1 and pads == [(case.dilation[0] * (case.kernel_size[0] - 1), 0)]:
-                kw["padding"] = "causal"
-            else:
-                flat = _full([list(p) for p in pads], nc, [0, 0])
-                x = keras.ops.pad(x, flat)
-                lines.append(f"x = keras.ops.pad(x, {flat})")
-                notes.append("keras conv padding is only 'valid'/'same'/'causal': pad the input, then 'valid'")
-                kw["padding"] = "valid"
-        else:
-            cls = f"Conv{r}DTranspose"
-            ke = [d * (k - 1) + 1 for k, d in zip(case.kernel_size, case.dilation)]
-            if case.padding == "same":
-                kw.update(padding="same", output_padding=None)
-            elif case.padding == "valid":  # keras' default output_padding gives (L-1)*s + max(ke, s)
-                op = None if all(k >= s for k, s in zip(ke, case.stride)) else tuple(ext)
-                kw.update(padding="valid", output_padding=op)
-            elif zero:
-                kw.update(padding="valid", output_padding=tuple(ext))
-            elif (not any(ext) and all(k % 2 and p == (k // 2, k // 2) for k, p in zip(ke, pads))
-                  and same_transpose_matches(case, pads, out, full)):
-                kw.update(padding="same", output_padding=tuple(ext))  # keras: (L-1)*s + ke%2 + op
-            else:
-                kw.update(padding="valid", output_padding=tuple(ext))
-                crop = pads
-                notes.append("keras transpose padding is only 'valid'/'same': 'valid' + output_padding, "
-                             "then crop the padding (extend first, so the kept tail holds real values)")
-        layer = getattr(keras.layers, cls)(case.out_channels, case.kernel_size, data_format=df,
-                                           use_bias=b is not None, dtype=case.dtype, **kw)
+        plan = layer_call(case, nc)
+        if plan.pad_input is not None:
+            x = keras.ops.pad(x, plan.pad_input)
+        layer = getattr(keras.layers, plan.cls)(plan.filters, plan.kernel_size, data_format=plan.data_format,
+                                                use_bias=b is not None, dtype=plan.dtype, **plan.kwargs)
         layer.build(tuple(x.shape))
         layer.set_weights([w] if b is None else [w, b])
         y = layer(x)
-        args = ", ".join(f"{k}={v!r}" for k, v in kw.items())
-        lines += [f"layer = keras.layers.{cls}({case.out_channels}, {case.kernel_size}, {args}, "
-                  f"data_format={df!r}, use_bias={b is not None}, dtype={case.dtype!r})",
-                  f"layer.build({tuple(x.shape)}); layer.set_weights([w{', b' if b is not None else ''}])",
-                  "y = layer(x)"]
-        if crop:
-            sl = tuple(slice(pb, y.shape[i] - pa) for i, (pb, pa) in enumerate(crop, start=2 if nc else 1))
-            y = y[(slice(None), slice(None), *sl)] if nc else y[(slice(None), *sl, slice(None))]
-            idx = ", ".join(f"{pb}:{-pa or None}" for pb, pa in crop)
-            lines.append(f"y = y[:, :, {idx}]" if nc else f"y = y[:, {idx}, :]")
-        return y, lines, notes
+        lines = plan.lines(b is not None, repr(tuple(x.shape)))
+        if plan.crop:
+            y = _crop(y, plan.crop, nc)
+        return y, lines, list(plan.notes)

@@ -118,7 +118,9 @@ def build_report(results: Sequence[Path], out: Path, argv: Sequence[str], baseli
         print(f"convdiff: {dropped} duplicate result(s) across shards; the last copy of each was kept", file=sys.stderr)
     summaries = shard_summaries(results)
     summary = summarize(records, merged_fingerprint(summaries, argv), merged_stale(summaries))
-    summary["known_issues"] = {k: v for s in summaries for k, v in s.get("known_issues", {}).items()}
+    known = {k: v for s in summaries for k, v in s.get("known_issues", {}).items()}
+    if known:
+        summary["known_issues"] = known
     if baseline is not None:
         summary["baseline"] = diff_baseline(records, load_baseline(baseline), str(baseline))
     out.mkdir(parents=True, exist_ok=True)

@@ -8,7 +8,8 @@ prints the max error and the verdict. It is meant to be pasted into an upstream 
 
 Per-backend part: one function per framework in BACKEND_TEMPLATES, returning the code
 that defines `run_framework(x, w, b) -> (out float64 array in the case layout, dtype
-name)`. Other helpers add TensorFlow / Paddle / TVM with `@register("tensorflow")`.
+name)`. TensorFlow, Keras and Paddle templates live in reports/repro_frameworks.py
+(registered on import, at the end of this module); more come with `@register("name")`.
 """
 
 from __future__ import annotations
@@ -275,3 +276,6 @@ def find_record(case_id: str, backend: str, device: str, case_paths: list[str],
     if not found:
         raise ReproUnavailable(f"{backend}-{device} did not run: {info.skipped.get(f'{backend}-{device}', 'unavailable')}")
     return found[0]
+
+
+from reports import repro_frameworks  # noqa: E402, F401 - registers tensorflow/keras/paddle templates

@@ -1,0 +1,126 @@
+"""Reproducer templates for TensorFlow, Keras and Paddle (see reports/repro.py for the script around them).
+
+The framework lines come from the adapters' own pure translation functions
+(tensorflow_backend.nn_call / layer_call, PaddleBackend.call_line), the same ones
+that produce the record's `translation`, so a script cannot drift from what the
+harness ran. When the record has a translation, the generated lines must match it
+(else the adapter changed since the record was made: re-run the case). A rejected
+record has none: TF channels_first scripts then retry in N*C exactly as the adapter does.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from collections.abc import Callable
+
+from backends.paddle_backend import PaddleBackend, PaddleOutputSizeBackend
+from backends.tensorflow_backend import NHWC_ONLY, in_nc_only, layer_call, nn_call, weight_transpose
+from harness.case import Case
+from harness.records import Record
+
+from .repro import ReproUnavailable, register
+
+BUILD = re.compile(r"layer\.build\(\(.*?\)\);")  # Keras records the built shape literally; scripts use x.shape
+
+
+def _recorded(rec: Record) -> list[str]:
+    """The code lines of the record's translation (the adapter's notes dropped, Keras' shape normalized)."""
+    lines = [ln for ln in rec.translation.splitlines() if not ln.startswith("# exact identity:")]
+    return [BUILD.sub("layer.build(tuple(x.shape));", ln) for ln in lines]
+
+
+def _tf_body(rec: Record, case: Case, plan: Callable[[bool], list[str]]) -> list[str]:
+    """The TF lines for this record: N*C, native NC*, or (no record of which) NC* with the adapter's fallback."""
+    pre = weight_transpose(case)[1]
+    options = [plan(False)] if case.channels_last else [plan(True), in_nc_only(case.rank, plan(False))]
+    if rec.translation.strip():
+        for lines in options:
+            if [pre, *lines] == _recorded(rec):
+                return [pre, *lines]
+        raise ReproUnavailable(f"{rec.backend}'s translation of this case has changed since the record was made "
+                               "(re-run the case: omit --results)")
+    if len(options) == 1:
+        return [pre, *options[0]]
+    return [pre, "try:", *("    " + ln for ln in options[0]),
+            "except Exception as exc:  # convdiff retries in N*C only when TF says it runs N*C only",
+            f"    if not re.search({NHWC_ONLY.pattern!r}, str(exc)):", "        raise",
+            *("    " + ln for ln in options[1])]
+
+
+def _tf_script(rec: Record, body: list[str], keras: bool) -> str:
+    """The TF part of the script: imports, tensors made as the adapter made them, the body, y back as float64."""
+    code = textwrap.indent("\n".join(body), " " * 8)
+    imports = ["import os", *(["import re"] if "re.search(" in code else []), "",
+               'os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")',
+               *(['os.environ.setdefault("KERAS_BACKEND", "tensorflow")'] if keras else []),
+               "import tensorflow as tf", *(["import keras"] if keras else [])]
+    tf32 = "\n    tf.config.experimental.enable_tensor_float_32_execution(TF32)" if rec.device == "cuda" else ""
+    return "\n".join(imports) + f'''
+
+
+def run_framework(x, w, b):
+    """The calls convdiff's {rec.backend} adapter made, on {rec.device}."""{tf32}
+    with tf.device("/GPU:0" if DEVICE == "cuda" else "/CPU:0"):
+        x, w_canonical = tf.cast(x, DTYPE), tf.cast(w, DTYPE)  # exact: the values are DTYPE values
+        b = None if b is None else tf.cast(b, DTYPE)
+{code}
+        return tf.cast(y, tf.float64).numpy(), y.dtype.name
+'''
+
+
+def _notes(rec: Record, notes: list[str]) -> list[str]:
+    """The identities the adapter used, as it recorded them (its layout fallback too), else as it would."""
+    if rec.translation.strip():
+        return [ln for ln in rec.translation.splitlines() if ln.startswith("# exact identity:")]
+    return [f"# exact identity: {n}" for n in notes]
+
+
+@register("tensorflow")
+def tensorflow_template(rec: Record, case: Case) -> str:
+    """tf.nn calls from nn_call, the TensorFlowBackend's own decisions."""
+    body = _tf_body(rec, case, lambda nc: nn_call(case, nc).lines(case.bias))
+    notes = _notes(rec, nn_call(case, not case.channels_last).notes)
+    return _tf_script(rec, notes + body, keras=False)
+
+
+@register("tensorflow-keras")
+def keras_template(rec: Record, case: Case) -> str:
+    """A Keras layer from layer_call, the KerasBackend's own decisions."""
+    body = _tf_body(rec, case, lambda nc: layer_call(case, nc).lines(case.bias, "tuple(x.shape)"))
+    notes = _notes(rec, layer_call(case, not case.channels_last).notes)
+    return _tf_script(rec, notes + body, keras=True)
+
+
+@register("paddle")
+@register("paddle-output-size")
+def paddle_template(rec: Record, case: Case) -> str:
+    """The F.<op> call from PaddleBackend.call_line (output_padding or output_size by backend)."""
+    backend = PaddleOutputSizeBackend() if rec.backend == "paddle-output-size" else PaddleBackend()
+    call = backend.call_line(case, case.bias)
+    if rec.translation.strip() and call not in rec.translation.splitlines():
+        raise ReproUnavailable(f"{rec.backend}'s translation of this case has changed since the record was made "
+                               "(re-run the case: omit --results)")
+    if case.dtype == "bfloat16":  # as the adapter: through float32, exact
+        to_tensor = 'paddle.to_tensor(a.astype(np.float32)).astype("bfloat16")'
+    else:
+        to_tensor = "paddle.to_tensor(a.astype(DTYPE))"
+    tf32 = ('\n    if "FLAGS_allow_tf32_cudnn" in paddle.base.core.globals().keys():  # as convdiff: where the build has it'
+            '\n        paddle.set_flags({"FLAGS_allow_tf32_cudnn": TF32})') if rec.device == "cuda" else ""
+    return f'''
+import paddle
+import paddle.nn.functional as F
+
+
+def run_framework(x, w, b):
+    """The call convdiff's {rec.backend} adapter made, on {rec.device}."""
+    paddle.set_device("gpu" if DEVICE == "cuda" else "cpu"){tf32}
+
+    def t(a):  # exact: the values are DTYPE values
+        return {to_tensor}
+
+    x, w, b = t(x), t(w), None if b is None else t(b)
+    with paddle.no_grad():
+        {call}
+    return y.astype("float64").numpy(), str(y.dtype).removeprefix("paddle.")
+'''

@@ -1,0 +1,102 @@
+"""`convdiff repro` for TensorFlow, Keras and Paddle: each script, run alone, reaches the harness's verdict.
+
+Cases are corpus cases behind known issues (cases/known_issues.yaml), so the failing
+verdicts are real divergences: one harness run for all (one worker per backend), then
+each script in its own interpreter, two at a time (only one framework per process).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from harness.loader import load_cases
+from harness.records import Record
+from reports.repro import ReproUnavailable, script_for
+from tests.helpers import run_on
+
+ROOT = Path(__file__).resolve().parent.parent
+# (file, case id) -> {backend: the status the harness gives it, and why}
+CHOSEN: dict[tuple[str, str], dict[str, str]] = {
+    ("paddle_padding.yaml", "pairs_t1d[layout=channels_first]"): {"tensorflow": "pass"},  # VALID + crop, NC*
+    ("conv3d.yaml", "dtypes[dtype=float16,data=normal]"): {"tensorflow": "mismatch"},  # tf-cpu-half-accumulation
+    ("paddle_padding.yaml", "outpad_lt_stride_dilated"): {"tensorflow": "rejected"},  # ...transpose2d-explicit-dilation
+    ("paddle_padding.yaml", "pairs_conv1d[layout=channels_last,stride=2]"): {"tensorflow-keras": "pass"},
+    ("tf_padding.yaml", "keras_bias_axis_channels_first"): {"tensorflow-keras": "mismatch"},  # keras-bias-add-axis-guess
+    ("paddle_padding.yaml", "outpad_ge_stride[op=conv_transpose1d,stride=1]"): {
+        "tensorflow-keras": "rejected", "paddle": "rejected"},  # keras-output-padding-lt-stride, paddle-output-padding-ge-stride
+    ("paddle_padding.yaml", "pairs_t2d[layout=channels_last]"): {"paddle": "pass", "paddle-output-size": "pass"},
+    ("paddle_padding.yaml", "same_t1d_odd[kernel_size=3,stride=2]"): {
+        "paddle": "shape_mismatch",  # paddle-same-transpose-size
+        "paddle-output-size": "mismatch"},  # paddle-output-size-same-transpose-crop
+}
+BACKENDS = ["tensorflow", "tensorflow-keras", "paddle", "paddle-output-size"]
+
+
+@pytest.fixture(scope="module")
+def records() -> list[Record]:
+    """The chosen (case, backend) results from one harness run."""
+    files = sorted({f for f, _ in CHOSEN})
+    cases = [c for c in load_cases([str(ROOT / "cases" / f) for f in files]) if (Path(c.file).name, c.id) in CHOSEN]
+    assert len(cases) == len(CHOSEN)
+    recs = run_on(cases, BACKENDS)
+    return [r for r in recs if r.backend in CHOSEN[(Path(r.file).name, r.case_id)]]
+
+
+def run_script(script: str, path: Path) -> tuple[int, str]:
+    """The script in a fresh interpreter (the venv's python), as a user would run it."""
+    path.write_text(script)
+    proc = subprocess.run([sys.executable, str(path)], cwd=path.parent, capture_output=True, text=True, timeout=300)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def test_scripts_reach_the_harness_verdict(records: list[Record], tmp_path: Path) -> None:
+    got = {(Path(r.file).name, r.case_id, r.backend): r.status for r in records}
+    want = {(f, cid, b): s for (f, cid), per in CHOSEN.items() for b, s in per.items()}
+    assert got == want  # the chosen known divergences still diverge (else pick new cases)
+    scripts = [script_for(r) for r in records]
+    for script in scripts:
+        imports = [ln for ln in script.splitlines() if re.match(r"\s*(import|from) ", ln)]
+        assert not any(re.search(r"\b(harness|backends|reports|convdiff|ml_dtypes|torch)\b", ln) for ln in imports)
+        assert ("import tensorflow" in script) != ("import paddle" in script)
+    paths = [tmp_path / f"{re.sub(r'[^a-z0-9]+', '_', f'{r.case_id}_{r.backend}'.lower())}.py" for r in records]
+    with ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(run_script, scripts, paths))
+    for rec, (rc, out) in zip(records, results):
+        where = f"{rec.case_id} on {rec.backend}: harness {rec.status} ({rec.message}); script:\n{out}"
+        assert re.findall(r"^verdict: (\w+)$", out, re.M) == [rec.status], where
+        assert rc == (0 if rec.status == "pass" else 1), where
+        if rec.status == "rejected":  # the same exception the adapter turned into `rejected`
+            raised = re.search(r"^framework raised: (\w+):", out, re.M)
+            assert raised and rec.message.startswith(raised.group(1) + ":"), where
+        if rec.status in ("pass", "mismatch"):
+            err = float(re.search(r"max \|err\| = (\S+);", out).group(1))
+            ratio = float(re.search(r"error/bound = (\S+) at", out).group(1))
+            assert err == pytest.approx(rec.max_abs_err, rel=1e-5, abs=1e-12), where
+            assert ratio == pytest.approx(rec.bound_ratio, rel=1e-5, abs=1e-12), where
+
+
+def test_scripts_make_the_recorded_calls(records: list[Record]) -> None:
+    """The framework lines are the adapter's translation (TF, Keras) or contain its call (Paddle)."""
+    for rec in records:
+        script = script_for(rec)
+        for line in rec.translation.splitlines():
+            if line.startswith(("w = ", "y = ", "x = ")):
+                assert line.strip() in script, (rec.backend, line)
+    keras = next(r for r in records if r.backend == "tensorflow-keras" and r.status == "rejected")
+    assert "except Exception as exc:" in script_for(keras)  # no record of the layout: the adapter's retry
+
+
+def test_a_changed_translation_is_refused(records: list[Record]) -> None:
+    """A record whose calls the adapter no longer makes gets no script that would claim to reproduce it."""
+    for rec in records:
+        if rec.translation:
+            stale = replace(rec, translation=rec.translation.replace("y = ", "y = 2 * ", 1))
+            with pytest.raises(ReproUnavailable, match="translation of this case has changed"):
+                script_for(stale)
