@@ -13,7 +13,7 @@ from .case import Case
 from .drift import format_drift
 from .fingerprint import fingerprint
 from .known_issues import KnownIssues, load_known_issues
-from .loader import case_files, load_cases
+from .loader import NOT_CASE_FILES, case_files, load_cases
 from .progress import Progress
 from .records import JsonlSink, Record
 from .runner import run_cases
@@ -101,17 +101,20 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
 
 
 def cmd_validate(args: argparse.Namespace, argv: list[str]) -> int:
-    total = 0
+    total, cases = 0, []
     for f in case_files(args.paths):
-        cases = load_cases([f])
-        total += len(cases)
-        print(f"{f}: {len(cases)} cases ({sum(c.tier == 'smoke' for c in cases)} smoke)")
-    known = Path(args.paths[0]) / "known_issues.yaml" if Path(args.paths[0]).is_dir() else None
-    if known is not None and known.exists():
+        if f.name in NOT_CASE_FILES:
+            continue
+        found = load_cases([f])
+        cases += found
+        total += len(found)
+        print(f"{f}: {len(found)} cases ({sum(c.tier == 'smoke' for c in found)} smoke)")
+    known_files = {Path(p) / "known_issues.yaml" if Path(p).is_dir() else Path(p) for p in args.paths}
+    for known in sorted(k for k in known_files if k.name in NOT_CASE_FILES and k.exists()):
         issues = load_known_issues(known)
         print(f"{known}: {len(issues.entries)} known issues")
-        for e in issues.stale(load_cases(args.paths), list(REAL_BACKENDS)):
-            print(f"warning: known issue '{e.id}' matches no case in {args.paths[0]}", file=sys.stderr)
+        for e in issues.stale(cases, list(REAL_BACKENDS)):
+            print(f"warning: known issue '{e.id}' matches no case given", file=sys.stderr)
     print(f"ok: {total} cases")
     return 0
 

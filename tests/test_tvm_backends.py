@@ -1,0 +1,115 @@
+"""The TVM paths against the oracle at every rank, their known gaps pinned, and the compile cache.
+
+Cases run in real workers (frameworks never load here) with a private cache
+directory, so the first run compiles and the second must only load libraries.
+Expected statuses are spelled out per backend: a fixed upstream bug or a broken
+adapter both show up as a failed assertion.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from harness.case import Case
+from harness.records import Record
+from tests.helpers import make_case, run_on
+
+pytest.importorskip("tvm")
+
+TVM_BACKENDS = ["tvm", "tvm-torch-import", "tvm-onnx-import", "tvm-onnx-import-output-shape", "tvm-tflite-import"]
+OPS = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]
+
+
+def _case(op: str, dtype: str, layout: str = "channels_first") -> Case:
+    """Small, stride 2, padding 1, bias, integer data: exact in float32, so any difference is semantic."""
+    transpose = op.startswith("conv_transpose")
+    return make_case(
+        id=f"{op}_{dtype}_{layout}", op=op, batch=2, in_channels=3, out_channels=4,
+        input_size=5 if op.endswith("3d") else 7, kernel_size=3, stride=2, padding=1,
+        output_padding=1 if transpose else 0, bias=True, dtype=dtype, layout=layout, data="integers",
+    )
+
+
+def expected(case: Case, backend: str) -> str:
+    """The status each path must give today (see cases/known_issues.yaml for why)."""
+    t = case.transpose
+    if backend == "tvm":
+        return "rejected" if t and case.channels_last else "pass"      # NHWC transpose not lowered
+    if backend == "tvm-torch-import":
+        if case.dtype != "float32":
+            return "rejected"                                             # out_dtype float32 + bias add
+        return "rejected" if case.op == "conv_transpose3d" else "pass"
+    if backend == "tvm-onnx-import":
+        return "pass"
+    if backend == "tvm-onnx-import-output-shape":
+        return "shape_mismatch" if t else "pass"                          # output_shape ignored
+    assert backend == "tvm-tflite-import"
+    if case.dtype != "float32":
+        return "unsupported"
+    return "rejected" if t else "pass"                                    # NHWC transpose not lowered
+
+
+CASES = [_case(op, dt) for op in OPS for dt in ("float32", "float64")] + [
+    _case("conv2d", "float32", "channels_last"), _case("conv_transpose2d", "float32", "channels_last"),
+    _case("conv3d", "float32", "channels_last")]
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A private cache root for this module; workers inherit it through the environment."""
+    root = tmp_path_factory.mktemp("convdiff-cache")
+    old = os.environ.get("CONVDIFF_CACHE")
+    os.environ["CONVDIFF_CACHE"] = str(root)
+    yield root / "tvm"
+    if old is None:
+        os.environ.pop("CONVDIFF_CACHE", None)
+    else:
+        os.environ["CONVDIFF_CACHE"] = old
+
+
+@pytest.fixture(scope="module")
+def cold(cache_dir: Path) -> list[Record]:
+    return run_on(CASES, TVM_BACKENDS, timeout=240)
+
+
+def test_every_path_every_rank(cold: list[Record]) -> None:
+    by_id = {c.id: c for c in CASES}
+    got = {(r.case_id, r.backend): r for r in cold}
+    assert len(got) == len(CASES) * len(TVM_BACKENDS)
+    wrong = [f"{cid} {b}: {r.status} (want {expected(by_id[cid], b)}) {r.message}"
+             for (cid, b), r in got.items() if r.status != expected(by_id[cid], b)]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_passes_are_exact_and_translations_are_recorded(cold: list[Record]) -> None:
+    for r in cold:
+        if r.status == "pass":
+            assert r.max_abs_err == 0.0, (r.case_id, r.backend, r.max_abs_err)  # integer data: exact
+            assert "tvm.compile" in r.translation or "load_module" in r.translation
+    direct = {r.case_id: r.translation for r in cold if r.backend == "tvm"}
+    assert 'data_layout="NHWC"' in direct["conv2d_float32_channels_last"].replace("'", '"')
+    assert "output_padding=(1, 1)" in direct["conv_transpose2d_float32_channels_first"]
+    tflite = {r.case_id: r.translation for r in cold if r.backend == "tvm-tflite-import"}
+    assert "exact identity: channels_first: tf.transpose" in tflite["conv2d_float32_channels_first"]
+
+
+def test_unsupported_always_has_a_reason(cold: list[Record]) -> None:
+    for r in cold:
+        if r.status in ("unsupported", "rejected"):
+            assert r.message.strip(), (r.case_id, r.backend)
+
+
+def test_second_run_compiles_nothing(cold: list[Record], cache_dir: Path) -> None:
+    before = sorted(p.name for p in cache_dir.iterdir())
+    assert before, "the cold run stored no compiled module"
+    subset = [c for c in CASES if c.dtype == "float32" and c.rank == 2]
+    warm = run_on(subset, ["tvm", "tvm-onnx-import", "tvm-torch-import"])
+    assert sorted(p.name for p in cache_dir.iterdir()) == before, "a warm run wrote new cache files"
+    ran = [r for r in warm if r.status == "pass"]
+    assert ran and all("compile cache hit" in r.translation for r in ran), [r.translation for r in ran]
+    cold_status = {(r.case_id, r.backend): r.status for r in cold}
+    assert all(cold_status[(r.case_id, r.backend)] == r.status for r in warm)
