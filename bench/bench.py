@@ -1,19 +1,21 @@
 """convdiff's overhead, measured side by side in one run (`make bench`).
 
-Per backend, on the same cases:
+Per backend (and for all of them together), on the same cases:
   (a) floor  - one process: import the framework once, then for each case make the
                inputs, call the framework through its adapter and compute the two
                float64 oracle convolutions (output and scale). No isolation at all.
   (b) convdiff - `run_cases` with warm isolated workers, as `convdiff run` does.
   (c) naive  - a fresh Python process per case (import + call + exit), timed on a
                sample and scaled to the corpus.
-Prints b/a (target <= 1.5 for torch) and c/b.
+Prints b/a and c/b. Also: the TVM backends with a cold and then a warm compile
+cache, and the oracle's time against torch float64 on the same convolutions.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import subprocess
 import sys
 import tempfile
@@ -48,6 +50,37 @@ print(time.perf_counter() - t0)
 """
 
 
+ORACLE_VS_TORCH = """
+import pickle, sys, time
+import numpy as np, torch
+import torch.nn.functional as F
+from harness.inputs import make_inputs
+from harness.oracle import reference
+from backends.torch_backend import TorchBackend
+cases = [c for c in pickle.load(open(sys.argv[1], "rb"))]
+tb = TorchBackend(); tb.setup("cpu")
+data = [(c, make_inputs(c)) for c in cases]
+t0 = time.perf_counter()
+for c, i in data:
+    reference(c, i.x, i.w, i.b)
+t_oracle = time.perf_counter() - t0
+t0 = time.perf_counter()
+for c, i in data:
+    kw, pre, crop, _ = tb.translate(c)
+    x = torch.from_numpy(np.asarray(i.x, np.float64))
+    x = x.movedim(-1, 1) if c.channels_last else x
+    w = torch.from_numpy(np.asarray(i.w, np.float64))
+    b = None if i.b is None else torch.from_numpy(np.asarray(i.b, np.float64))
+    if pre:
+        x = F.pad(x, [v for p in reversed(pre) for v in p])
+    getattr(F, f"{c.family}{c.rank}d")(x, w, b, **kw)
+    getattr(F, f"{c.family}{c.rank}d")(x.abs(), w.abs(), None if b is None else b.abs(), **kw)
+print(t_oracle, time.perf_counter() - t0)
+"""
+
+TVM_BACKENDS = ("tvm", "tvm-torch-import", "tvm-onnx-import", "tvm-onnx-import-output-shape", "tvm-tflite-import")
+
+
 def corpus(min_cases: int) -> list[Case]:
     """The valid cases of cases/, repeated with new seeds until there are at least min_cases."""
     base = [c for c in load_cases([ROOT / "cases"]) if c.expect == "valid"]
@@ -69,7 +102,7 @@ def floor_time(cases: list[Case], backend: str) -> float:
     return time.perf_counter() - start
 
 
-def convdiff_time(cases: list[Case], backend: str, jobs: int) -> tuple[float, dict[str, int]]:
+def convdiff_time(cases: list[Case], backends: list[str], jobs: int) -> tuple[float, dict[str, int]]:
     counts: dict[str, int] = {}
     with tempfile.TemporaryDirectory() as tmp:
         sink = JsonlSink(Path(tmp) / "results.jsonl")
@@ -79,7 +112,7 @@ def convdiff_time(cases: list[Case], backend: str, jobs: int) -> tuple[float, di
             counts[rec.status] = counts.get(rec.status, 0) + 1
 
         start = time.perf_counter()
-        run_cases(cases, [(backend, "cpu")], collect, timeout=300, jobs=jobs)
+        run_cases(cases, [(b, "cpu") for b in backends], collect, timeout=300, jobs=jobs)
         elapsed = time.perf_counter() - start
         sink.close()
     return elapsed, counts
@@ -99,23 +132,57 @@ def naive_time(cases: list[Case], backend: str, sample: int) -> float:
     return (time.perf_counter() - start) / len(picked) * len(cases)
 
 
+def oracle_vs_torch(cases: list[Case]) -> tuple[float, float]:
+    """Seconds for the oracle (output + scale) and for torch float64 doing the same two convolutions."""
+    import pickle
+
+    with tempfile.NamedTemporaryFile(suffix=".pkl", delete=False) as fh:
+        pickle.dump(cases, fh)
+    out = subprocess.run([sys.executable, "-c", ORACLE_VS_TORCH, fh.name], check=True, cwd=ROOT,
+                         capture_output=True, text=True)
+    t_oracle, t_torch = map(float, out.stdout.split())
+    return t_oracle, t_torch
+
+
+def row(name: str, a: float, b: float, c: float | None, counts: dict[str, int]) -> str:
+    status = ", ".join(f"{k}={v}" for k, v in sorted(counts.items()))
+    cc = f"{c:>14.1f}{c / b:>8.1f}" if c is not None else f"{'-':>14}{'-':>8}"
+    return f"{name:<30}{a:>10.2f}{b:>14.2f}{cc}{b / a:>8.2f}  {status}"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--backends", default="torch")
-    ap.add_argument("--cases", type=int, default=600, help="minimum corpus size")
-    ap.add_argument("--naive-sample", type=int, default=8)
+    ap.add_argument("--backends", default="torch,tensorflow,tensorflow-keras,paddle,paddle-output-size," + ",".join(TVM_BACKENDS))
+    ap.add_argument("--cases", type=int, default=0, help="minimum corpus size (the corpus is repeated with new seeds)")
+    ap.add_argument("--naive-sample", type=int, default=6)
     ap.add_argument("--jobs", type=int, default=1)
     args = ap.parse_args()
+    backends = args.backends.split(",")
     cases = corpus(args.cases)
-    print(f"{len(cases)} cases; jobs={args.jobs}")
-    print(f"{'backend':<22}{'floor a (s)':>12}{'convdiff b (s)':>16}{'naive c (s)':>14}{'b/a':>8}{'c/b':>8}  statuses")
-    for backend in args.backends.split(","):
-        a = floor_time(cases, backend)
-        b, counts = convdiff_time(cases, backend, args.jobs)
-        c = naive_time(cases, backend, args.naive_sample)
-        status = ", ".join(f"{k}={v}" for k, v in sorted(counts.items()))
-        print(f"{backend:<22}{a:>12.2f}{b:>16.2f}{c:>14.1f}{b / a:>8.2f}{c / b:>8.1f}  {status}")
-    print(f"(c is timed on {args.naive_sample} cases with a fresh process each and scaled to the corpus)")
+    print(f"{len(cases)} cases; jobs={args.jobs}; cpu")
+    with tempfile.TemporaryDirectory() as cache:
+        os.environ["CONVDIFF_CACHE"] = cache  # workers and floors inherit it: cold first, then warm
+        tvm = [b for b in backends if b in TVM_BACKENDS]
+        if tvm:
+            cold, _ = convdiff_time(cases, tvm, args.jobs)
+            warm, _ = convdiff_time(cases, tvm, args.jobs)
+            print(f"TVM compile cache ({', '.join(tvm)}): cold {cold:.1f} s, warm {warm:.1f} s "
+                  f"({cold / warm:.1f}x); the rows below run warm")
+        print(f"{'backend':<30}{'floor a':>10}{'convdiff b':>14}{'naive c':>14}{'c/b':>8}{'b/a':>8}  statuses (seconds)")
+        floors = 0.0
+        for backend in backends:
+            a = floor_time(cases, backend)
+            floors += a
+            b, counts = convdiff_time(cases, [backend], args.jobs)
+            c = naive_time(cases, backend, args.naive_sample)
+            print(row(backend, a, b, c, counts), flush=True)
+        if len(backends) > 1:
+            b, counts = convdiff_time(cases, backends, args.jobs)
+            print(row("all together (a = sum)", floors, b, None, counts))
+    t_oracle, t_torch = oracle_vs_torch(cases)
+    print(f"oracle (NumPy float64, output + scale) {t_oracle:.2f} s vs torch float64 (same two convolutions) "
+          f"{t_torch:.2f} s: {t_oracle / t_torch:.2f}x")
+    print(f"(naive c is timed on {args.naive_sample} cases with a fresh process each and scaled to the corpus)")
 
 
 if __name__ == "__main__":
