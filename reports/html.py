@@ -66,7 +66,10 @@ def build(records: Sequence[Record], summary: dict[str, Any], known_path: Path |
     known_info = {k: tuple(v) for k, v in summary.get("known_issues", {}).items()}
     if not known_info and known_path is not None and known_path.exists():
         known_info = load_known_info(known_path)
-    return build_report(records, summary, known_info, script_for=_script, plot_for=where_svg)
+    from .drift_plot import drift_svgs
+
+    return build_report(records, summary, known_info, script_for=_script, plot_for=where_svg,
+                        drift_plots=drift_svgs(summary.get("drift", [])))
 
 
 def write_html(path: Path, records: Sequence[Record], summary: dict[str, Any],

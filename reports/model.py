@@ -102,6 +102,7 @@ class Report:
     stale_known: list[str]
     gone: list[dict[str, Any]]
     drift: list[dict[str, Any]]   # flagged error-growth curves (summary['drift'])
+    drift_plots: list[tuple[str, str]]  # (family, inline SVG) for every backend's curve
     filters: dict[str, list[str]]
     passes: int
 
@@ -159,6 +160,7 @@ def build_report(
     plot_for: Callable[[Record, bool], str] | None = None,
     scripts_per_finding: int = 5,
     full_plots: int = 16,
+    drift_plots: list[tuple[str, str]] | None = None,
 ) -> Report:
     """The view model. `script_for` / `plot_for` are injected so tests can build a model without them."""
     matrix: dict[tuple[str, str], Counter] = defaultdict(Counter)
@@ -213,6 +215,7 @@ def build_report(
         stale_known=list(summary.get("stale_known_issues", [])),
         gone=list((summary.get("baseline") or {}).get("gone", [])),
         drift=[d for d in summary.get("drift", []) if d.get("flagged")],
+        drift_plots=drift_plots or [],
         filters={
             "backend": sorted({r.backend for r in records}),
             "device": sorted({r.device for r in records}),

@@ -54,3 +54,17 @@ def test_blame_names_the_lone_dissenter():
     assert rows[0]["likely_culprit"] == "tvm" and rows[0]["agree_with_oracle"] == ["tensorflow", "torch"]
     split = blame([r("torch", "pass"), r("tensorflow", "mismatch", 3.0), r("tvm", "mismatch", 50.0)])
     assert split[0]["likely_culprit"] is None and split[0]["closest_disagreeing"] == "tensorflow"
+
+
+def test_report_draws_every_backends_drift_curve_with_the_theory_line(tmp_path):
+    from harness.summary import summarize
+    from reports.html import write_html
+
+    records = [rec(b, k, e) for k in range(1, 8) for b, e in (("good", 2.0), ("bad", 3000.0))]
+    summary = summarize(records)
+    path = tmp_path / "report.html"
+    write_html(path, records, summary, known_path=None)
+    html = path.read_text()
+    drift = html[html.index('id="drift"'):]
+    assert "drift_x on bad-cpu" in drift and "4·sqrt(K) (flag line)" in drift
+    assert "good-cpu" in drift and "bad-cpu (DRIFT)" in drift and drift.count("<svg") >= 1
