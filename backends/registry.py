@@ -10,7 +10,7 @@ from .base import Backend
 REAL_BACKENDS: dict[str, str] = {
     "torch": "backends.torch_backend:TorchBackend",
     "tensorflow": "backends.tensorflow_backend:TensorFlowBackend",
-    "tensorflow-keras": "backends.tensorflow_backend:KerasBackend",
+    "tensorflow-keras": "backends.keras_backend:KerasBackend",
     "tvm": "backends.tvm_backend:TvmBackend",
     "tvm-torch-import": "backends.tvm_torch_import:TvmTorchImportBackend",
     "tvm-onnx-import": "backends.tvm_onnx_import:TvmOnnxImportBackend",

@@ -1,4 +1,4 @@
-"""TensorFlow: `tensorflow` runs tf.nn ops, `tensorflow-keras` runs Keras layers with the case's weights.
+"""TensorFlow: `tensorflow` runs tf.nn ops (`tensorflow-keras`, in keras_backend.py, shares this plumbing).
 
 TF is channels-last: NC* is passed as data_format, but TF's CPU kernels accept it
 only for some dtypes (oneDNN float32/bfloat16). Where TF answers "only supports
@@ -80,12 +80,12 @@ def in_nc_only(rank: int, lines: list[str]) -> list[str]:
     return [f"x = tf.transpose(x, {to_last})", *lines, f"y = tf.transpose(y, {back})"]
 
 
-def _crop_code(crop: Pairs, nc: bool) -> str:
+def crop_code(crop: Pairs, nc: bool) -> str:
     idx = ", ".join(f"{pb}:{-pa or None}" for pb, pa in crop)
     return f"y = y[:, :, {idx}]" if nc else f"y = y[:, {idx}, :]"
 
 
-def _crop(y: Any, crop: Pairs, nc: bool) -> Any:
+def crop_output(y: Any, crop: Pairs, nc: bool) -> Any:
     sl = tuple(slice(pb, y.shape[i] - pa) for i, (pb, pa) in enumerate(crop, start=2 if nc else 1))
     return y[(slice(None), slice(None), *sl)] if nc else y[(slice(None), *sl, slice(None))]
 
@@ -128,7 +128,7 @@ class NnCall:
         if self.pad_output is not None:
             out.append(f"y = tf.pad(y, {self.pad_output})  # output_padding >= stride: tail no input reaches")
         if self.crop:
-            out.append(_crop_code(self.crop, self.nc))
+            out.append(crop_code(self.crop, self.nc))
         if bias:
             out.append(f"y = tf.nn.bias_add(y, b, data_format={self.bias_format!r})")
         return out
@@ -139,7 +139,7 @@ def nn_call(case: Case, nc: bool) -> NnCall:
     r = case.rank
     fmt = _fmt(r, nc)
     pads, ext, out, full = resolve(case)
-    strides, dil = _full(list(case.stride), nc, 1), _full(list(case.dilation), nc, 1)
+    strides, dil = full_layout(list(case.stride), nc, 1), full_layout(list(case.dilation), nc, 1)
     fn_name = f"conv{r}d" + ("_transpose" if case.transpose else "")
     notes: list[str] = []
     zero = all(p == (0, 0) for p in pads)
@@ -148,13 +148,13 @@ def nn_call(case: Case, nc: bool) -> NnCall:
         if case.padding in ("same", "valid"):
             padding: Any = case.padding.upper()
         elif r == 2:
-            padding = _full([list(p) for p in pads], nc, [0, 0])
+            padding = full_layout([list(p) for p in pads], nc, [0, 0])
         elif zero:
             padding = "VALID"
         elif pads == same_pads(case):
             padding = "SAME"
         else:
-            pad_input = _full([list(p) for p in pads], nc, [0, 0])
+            pad_input = full_layout([list(p) for p in pads], nc, [0, 0])
             notes.append(f"conv{r}d has no explicit padding: tf.pad the input, then VALID")
             padding = "VALID"
         return NnCall(fn_name, strides, dil, padding, fmt, pad_input=pad_input, notes=notes)
@@ -166,7 +166,7 @@ def nn_call(case: Case, nc: bool) -> NnCall:
     elif zero and all(e < s for e, s in zip(ext, case.stride)):
         padding = "VALID"
     elif r == 2:
-        padding = _full([list(p) for p in pads], nc, [0, 0])
+        padding = full_layout([list(p) for p in pads], nc, [0, 0])
     elif same_transpose_matches(case, pads, out, full):
         padding = "SAME"
     else:
@@ -181,86 +181,13 @@ def nn_call(case: Case, nc: bool) -> NnCall:
     oshape = [case.batch, case.out_channels, *shape] if nc else [case.batch, *shape, case.out_channels]
     pad_output = None
     if any(tail):
-        pad_output = _full([[0, t] for t in tail], nc, [0, 0])
+        pad_output = full_layout([[0, t] for t in tail], nc, [0, 0])
         notes.append("output_padding >= stride: zero tail appended after VALID (bias added after)")
     return NnCall(fn_name, strides, dil, padding, fmt, output_shape=oshape, pad_output=pad_output,
                   crop=crop, notes=notes)
 
 
-@dataclass(frozen=True)
-class LayerCall:
-    """Every decision KerasBackend makes for one case and layout, without tensors (see NnCall)."""
-
-    cls: str
-    filters: int
-    kernel_size: tuple[int, ...]
-    kwargs: dict[str, Any]
-    data_format: str
-    dtype: str
-    pad_input: list[Any] | None = None  # keras.ops.pad before a 'valid' conv
-    crop: Pairs | None = None
-    notes: list[str] = field(default_factory=list)
-
-    def lines(self, bias: bool, input_shape: str) -> list[str]:
-        """The calls as a user would write them; input_shape is the source text of the built shape."""
-        out = [] if self.pad_input is None else [f"x = keras.ops.pad(x, {self.pad_input})"]
-        args = ", ".join(f"{k}={v!r}" for k, v in self.kwargs.items())
-        out += [f"layer = keras.layers.{self.cls}({self.filters}, {self.kernel_size}, {args}, "
-                f"data_format={self.data_format!r}, use_bias={bias}, dtype={self.dtype!r})",
-                f"layer.build({input_shape}); layer.set_weights([w{', b' if bias else ''}])",
-                "y = layer(x)"]
-        if self.crop:
-            out.append(_crop_code(self.crop, self.data_format == "channels_first"))
-        return out
-
-
-def layer_call(case: Case, nc: bool) -> LayerCall:
-    """KerasBackend's translation of a case into a Keras layer, x in NC* (nc) or N*C."""
-    r = case.rank
-    pads, ext, out, full = resolve(case)
-    notes: list[str] = []
-    crop: Pairs | None = None
-    pad_input = None
-    kw: dict[str, Any] = {"strides": case.stride, "dilation_rate": case.dilation}
-    zero = all(p == (0, 0) for p in pads)
-    if not case.transpose:
-        cls = f"Conv{r}D"
-        kw["groups"] = case.groups
-        if case.padding in ("same", "valid"):
-            kw["padding"] = case.padding
-        elif zero:
-            kw["padding"] = "valid"
-        elif pads == same_pads(case):
-            kw["padding"] = "same"
-        elif r == 1 and pads == [(case.dilation[0] * (case.kernel_size[0] - 1), 0)]:
-            kw["padding"] = "causal"
-        else:
-            pad_input = _full([list(p) for p in pads], nc, [0, 0])
-            notes.append("keras conv padding is only 'valid'/'same'/'causal': pad the input, then 'valid'")
-            kw["padding"] = "valid"
-    else:
-        cls = f"Conv{r}DTranspose"
-        ke = [d * (k - 1) + 1 for k, d in zip(case.kernel_size, case.dilation)]
-        if case.padding == "same":
-            kw.update(padding="same", output_padding=None)
-        elif case.padding == "valid":  # keras' default output_padding gives (L-1)*s + max(ke, s)
-            op = None if all(k >= s for k, s in zip(ke, case.stride)) else tuple(ext)
-            kw.update(padding="valid", output_padding=op)
-        elif zero:
-            kw.update(padding="valid", output_padding=tuple(ext))
-        elif (not any(ext) and all(k % 2 and p == (k // 2, k // 2) for k, p in zip(ke, pads))
-              and same_transpose_matches(case, pads, out, full)):
-            kw.update(padding="same", output_padding=tuple(ext))  # keras: (L-1)*s + ke%2 + op
-        else:
-            kw.update(padding="valid", output_padding=tuple(ext))
-            crop = pads
-            notes.append("keras transpose padding is only 'valid'/'same': 'valid' + output_padding, "
-                         "then crop the padding (extend first, so the kept tail holds real values)")
-    df = "channels_first" if nc else "channels_last"
-    return LayerCall(cls, case.out_channels, case.kernel_size, kw, df, case.dtype, pad_input, crop, notes)
-
-
-class _TFBase(Backend):
+class TFBase(Backend):
     """Shared plumbing: import, device, dtype conversion, the NC*-fallback and error mapping."""
 
     framework = "tensorflow"
@@ -364,11 +291,11 @@ def _fmt(rank: int, nc: bool) -> str:
     return f"NC{sp}" if nc else f"N{sp}C"
 
 
-def _full(vals: list[Any], nc: bool, fill: Any) -> list[Any]:
+def full_layout(vals: list[Any], nc: bool, fill: Any) -> list[Any]:
     return [fill, fill, *vals] if nc else [fill, *vals, fill]
 
 
-class TensorFlowBackend(_TFBase):
+class TensorFlowBackend(TFBase):
     """tf.nn.conv{1,2,3}d and tf.nn.conv{1,2,3}d_transpose."""
 
     name = "tensorflow"
@@ -406,49 +333,7 @@ class TensorFlowBackend(_TFBase):
         if plan.pad_output is not None:
             y = tf.pad(y, plan.pad_output)
         if plan.crop:
-            y = _crop(y, plan.crop, nc)
+            y = crop_output(y, plan.crop, nc)
         if b is not None:
             y = tf.nn.bias_add(y, b, data_format=plan.bias_format)
         return y, plan.lines(b is not None), list(plan.notes)
-
-
-class KerasBackend(_TFBase):
-    """keras.layers.Conv{1,2,3}D / Conv{1,2,3}DTranspose with the case's weights set via set_weights."""
-
-    name = "tensorflow-keras"
-    distribution = "keras"
-    capabilities = Capabilities(
-        padding=("same", "valid", "causal (conv1d)"),
-        padding_identities=("conv pairs: keras.ops.pad then 'valid'",
-                            "transpose pairs: 'valid' + output_padding, then crop"),
-        output_padding="native (< stride)",
-        dilation="conv, transpose (stride 1 only)",
-        groups="conv; transpose: none",
-        layouts=("channels_last", "channels_first (data_format; transposed where TF has N*C only)"),
-    )
-
-    def version(self) -> str:
-        return f"{super().version()} (keras {Backend.version(self)})"
-
-    def supports(self, case: Case, device: str) -> str | None:
-        if case.transpose and case.groups > 1:
-            return "grouped transposed convolution: keras ConvNDTranspose has no groups argument"
-        if max(case.stride) > 1 and max(case.dilation) > 1:
-            return "keras conv layers: strides > 1 together with dilation_rate > 1 is not supported"
-        return None
-
-    def call(self, case: Case, x: Any, w: Any, b: Any, nc: bool) -> tuple[Any, list[str], list[str]]:
-        import keras
-
-        plan = layer_call(case, nc)
-        if plan.pad_input is not None:
-            x = keras.ops.pad(x, plan.pad_input)
-        layer = getattr(keras.layers, plan.cls)(plan.filters, plan.kernel_size, data_format=plan.data_format,
-                                                use_bias=b is not None, dtype=plan.dtype, **plan.kwargs)
-        layer.build(tuple(x.shape))
-        layer.set_weights([w] if b is None else [w, b])
-        y = layer(x)
-        lines = plan.lines(b is not None, repr(tuple(x.shape)))
-        if plan.crop:
-            y = _crop(y, plan.crop, nc)
-        return y, lines, list(plan.notes)

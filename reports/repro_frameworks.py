@@ -14,8 +14,9 @@ import re
 import textwrap
 from collections.abc import Callable
 
+from backends.keras_backend import layer_call
 from backends.paddle_backend import PaddleBackend, PaddleOutputSizeBackend
-from backends.tensorflow_backend import NHWC_ONLY, in_nc_only, layer_call, nn_call, weight_transpose
+from backends.tensorflow_backend import NHWC_ONLY, in_nc_only, nn_call, weight_transpose
 from harness.case import Case
 from harness.records import Record
 
