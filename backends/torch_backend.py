@@ -26,6 +26,18 @@ def tf32_requested() -> bool:
     return os.environ.get("CONVDIFF_TF32", "off").lower() in ("1", "on", "true")
 
 
+def gpu_driver() -> str:
+    """The NVIDIA driver version, from nvidia-smi (frameworks do not expose it)."""
+    import subprocess
+
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=10)
+        return out.stdout.strip().splitlines()[0] if out.returncode == 0 and out.stdout.strip() else "unknown"
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+
+
 class TorchBackend(Backend):
     name = "torch"
     framework = "torch"
@@ -59,7 +71,7 @@ class TorchBackend(Backend):
         info = {"version": str(torch.__version__)}
         if device == "cuda" and torch.cuda.is_available():
             info.update(
-                gpu=torch.cuda.get_device_name(0), cuda=str(torch.version.cuda),
+                gpu=torch.cuda.get_device_name(0), driver=gpu_driver(), cuda=str(torch.version.cuda),
                 cudnn=str(torch.backends.cudnn.version()), tf32=str(torch.backends.cudnn.allow_tf32),
             )
         return info

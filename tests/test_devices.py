@@ -1,0 +1,28 @@
+"""Device selection: which targets a run gets, and that CUDA skips with a reason without a GPU."""
+
+from __future__ import annotations
+
+from harness.cli import resolve_targets
+from harness.runner import run_cases
+
+from .helpers import make_case
+
+
+def test_device_all_pairs_each_backend_with_the_devices_it_declares():
+    targets = resolve_targets(["torch", "fault:nan"], "all")
+    assert targets == [("torch", "cpu"), ("torch", "cuda"), ("fault:nan", "cpu")]
+    assert resolve_targets(["torch"], "cuda") == [("torch", "cuda")]
+    assert resolve_targets(["fault:nan"], "cuda") == []
+
+
+def test_cuda_without_a_gpu_is_skipped_with_a_reason_and_cpu_still_runs():
+    case = make_case(id="d", op="conv2d", in_channels=2, out_channels=2, input_size=5, kernel_size=3)
+    records = []
+    info = run_cases([case], [("torch", "cpu"), ("torch", "cuda")], records.append)
+    assert (records[0].backend, records[0].device, records[0].status) == ("torch", "cpu", "pass")
+    if "torch-cuda" in info.skipped:  # no GPU here: a skip with its reason, no records
+        assert "no CUDA device" in info.skipped["torch-cuda"]
+        assert len(records) == 1
+    else:  # a GPU: the CUDA path ran, TF32 off by default
+        assert info.fingerprints["torch-cuda"]["tf32"] == "False"
+        assert [r.status for r in records] == ["pass", "pass"]
