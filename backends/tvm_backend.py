@@ -166,6 +166,36 @@ class TvmBase(Backend):
 OP_FN = {"conv": "conv{r}d", "conv_transpose": "conv{r}d_transpose"}
 
 
+def direct_plan(case: Case) -> tuple[str, dict[str, Any], tuple[int, ...], tuple[int, ...], list[str], list[str]]:
+    """The `tvm` backend's decisions, pure (no TVM import): shared with its repro script so they cannot drift.
+
+    Returns the relax.op.nn function name, its kwargs, the weight shape in the declared
+    kernel layout, the bias reshape (channels_first), the translation lines and the notes.
+    """
+    pads, out_pad = explicit_pads(case)
+    dl, kl = data_layout(case), kernel_layout(case)
+    fn_name = OP_FN[case.family].format(r=case.rank)
+    kw: dict[str, Any] = {"strides": case.stride, "padding": flat_pads(pads), "dilation": case.dilation,
+                          "groups": case.groups, "data_layout": dl, "kernel_layout": kl}
+    if case.transpose:
+        kw = {**kw, "output_padding": out_pad}
+    notes: list[str] = []
+    if isinstance(case.padding, str):
+        notes.append(f"padding '{case.padding}' given as its explicit (before, after) pairs")
+        if case.transpose and any(out_pad):
+            notes.append("transposed SAME tail (kernel shorter than stride) given as output_padding")
+    w_shape = tuple(case.weight_shape[canonical_kernel_layout(case).index(c)] for c in kl)
+    out_c = case.out_channels
+    bshape = (out_c,) if case.channels_last else (1, out_c, *([1] * case.rank))
+    lines = [f"x: R.Tensor({case.input_shape}, {case.dtype!r}); w: R.Tensor({w_shape})  # w in {kl}"]
+    if kl != canonical_kernel_layout(case):
+        lines.insert(0, f"w = np.transpose(w, {[canonical_kernel_layout(case).index(c) for c in kl]})  # -> {kl}")
+    lines.append(f"y = relax.op.nn.{fn_name}(x, w, " + ", ".join(f"{k}={v!r}" for k, v in kw.items()) + ")")
+    if case.bias:
+        lines.append("y = relax.op.add(y, b)" if case.channels_last else f"y = relax.op.add(y, relax.op.reshape(b, {bshape}))")
+    return fn_name, kw, w_shape, bshape, lines, notes
+
+
 class TvmBackend(TvmBase):
     """Direct Relax operators, compiled with tvm.compile for llvm (cpu) or cuda."""
 
@@ -180,21 +210,8 @@ class TvmBackend(TvmBase):
     def build(self, case: Case, device: str) -> tuple[Callable[[], Any], list[str], list[str]]:
         """An IRModule factory, the translation lines, and the exact-identity notes."""
         relax = self.relax
-        pads, out_pad = explicit_pads(case)
-        dl, kl = data_layout(case), kernel_layout(case)
-        fn_name = OP_FN[case.family].format(r=case.rank)
-        kw: dict[str, Any] = {"strides": case.stride, "padding": flat_pads(pads), "dilation": case.dilation,
-                              "groups": case.groups, "data_layout": dl, "kernel_layout": kl}
-        if case.transpose:
-            kw = {**kw, "output_padding": out_pad}
-        notes: list[str] = []
-        if isinstance(case.padding, str):
-            notes.append(f"padding '{case.padding}' given as its explicit (before, after) pairs")
-            if case.transpose and any(out_pad):
-                notes.append("transposed SAME tail (kernel shorter than stride) given as output_padding")
-        w_shape = tuple(case.weight_shape[canonical_kernel_layout(case).index(c)] for c in kl)
+        fn_name, kw, w_shape, bshape, lines, notes = direct_plan(case)
         out_c = case.out_channels
-        bshape = (out_c,) if case.channels_last else (1, out_c, *([1] * case.rank))
 
         def make_mod() -> Any:
             def tensor(shape: tuple[int, ...]) -> Any:
@@ -216,12 +233,6 @@ class TvmBackend(TvmBase):
                 bb.emit_func_output(out)
             return bb.get()
 
-        lines = [f"x: R.Tensor({case.input_shape}, {case.dtype!r}); w: R.Tensor({w_shape})  # w in {kl}"]
-        if kl != canonical_kernel_layout(case):
-            lines.insert(0, f"w = np.transpose(w, {[canonical_kernel_layout(case).index(c) for c in kl]})  # -> {kl}")
-        lines.append(f"y = relax.op.nn.{fn_name}(x, w, " + ", ".join(f"{k}={v!r}" for k, v in kw.items()) + ")")
-        if case.bias:
-            lines.append("y = relax.op.add(y, b)" if case.channels_last else f"y = relax.op.add(y, relax.op.reshape(b, {bshape}))")
         return make_mod, lines, notes
 
     def run(self, case: Case, inputs: Inputs, device: str) -> Output:

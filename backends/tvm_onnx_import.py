@@ -23,6 +23,29 @@ OPSET = 18
 ONNX_DTYPES = {"float32": "FLOAT", "float64": "DOUBLE", "float16": "FLOAT16"}
 
 
+def graph_nodes(case: Case, attrs: dict[str, Any], bias: bool) -> list[tuple[str, list[str], list[str], dict[str, Any]]]:
+    """The model's nodes as (op, inputs, outputs, attributes), pure: shared with the repro script.
+
+    channels_last wraps the Conv/ConvTranspose node in two Transpose nodes (ONNX Conv is NC* only).
+    """
+    r = case.rank
+    nodes: list[tuple[str, list[str], list[str], dict[str, Any]]] = []
+    conv_in, conv_out = "x", "y"
+    if case.channels_last:
+        nodes.append(("Transpose", ["x"], ["x_nc"], {"perm": [0, r + 1, *range(1, r + 1)]}))
+        conv_in, conv_out = "x_nc", "y_nc"
+    names = [conv_in, "w"] + (["b"] if bias else [])
+    nodes.append(("ConvTranspose" if case.transpose else "Conv", names, [conv_out], attrs))
+    if case.channels_last:
+        nodes.append(("Transpose", ["y_nc"], ["y"], {"perm": [0, *range(2, r + 2), 1]}))
+    return nodes
+
+
+def output_dims(case: Case) -> list[int | str]:
+    """The graph output's declared dims: the case's output shape, symbolic for an invalid case."""
+    return list(case.output_shape) if case.geometry else [f"d{i}" for i in range(case.rank + 2)]
+
+
 class TvmOnnxImportBackend(TvmBase):
     """Conv / ConvTranspose with pads, strides, dilations, group, output_padding; SAME_UPPER for same."""
 
@@ -84,35 +107,32 @@ class TvmOnnxImportBackend(TvmBase):
         from onnx import helper, numpy_helper
 
         elem = getattr(onnx.TensorProto, ONNX_DTYPES[case.dtype])
-        r = case.rank
-        nodes, conv_in, conv_out = [], "x", "y"
-        if case.channels_last:
-            nodes.append(helper.make_node("Transpose", ["x"], ["x_nc"], perm=[0, r + 1, *range(1, r + 1)]))
-            conv_in, conv_out = "x_nc", "y_nc"
-        names = [conv_in, "w"] + (["b"] if inputs.b is not None else [])
-        nodes.append(helper.make_node("ConvTranspose" if case.transpose else "Conv", names, [conv_out], **attrs))
-        if case.channels_last:
-            nodes.append(helper.make_node("Transpose", ["y_nc"], ["y"], perm=[0, *range(2, r + 2), 1]))
-        out_shape = list(case.output_shape) if case.geometry else [f"d{i}" for i in range(r + 2)]
+        nodes = [helper.make_node(op, ins, outs, **kw) for op, ins, outs, kw in graph_nodes(case, attrs, inputs.b is not None)]
         inits = [numpy_helper.from_array(inputs.w, "w")]
         if inputs.b is not None:
             inits.append(numpy_helper.from_array(inputs.b, "b"))
         graph = helper.make_graph(
             nodes, "convdiff", [helper.make_tensor_value_info("x", elem, list(case.input_shape))],
-            [helper.make_tensor_value_info("y", elem, out_shape)], initializer=inits)
+            [helper.make_tensor_value_info("y", elem, output_dims(case))], initializer=inits)
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
         onnx.checker.check_model(model)
         return model
 
-    def run(self, case: Case, inputs: Inputs, device: str) -> Output:
+    def plan(self, case: Case) -> tuple[dict[str, Any], list[str], list[str]]:
+        """The node's attributes, the translation lines and the notes (pure: shared with the repro script)."""
         attrs, notes = self.attributes(case)
         node = "ConvTranspose" if case.transpose else "Conv"
-        lines = [f"node = onnx.helper.make_node({node!r}, ['x', 'w'{', b' if case.bias else ''}], ['y'], "
+        inputs = ["x", "w", "b"] if case.bias else ["x", "w"]
+        lines = [f"node = onnx.helper.make_node({node!r}, {inputs!r}, ['y'], "
                  + ", ".join(f"{k}={v!r}" for k, v in attrs.items()) + f")  # opset {OPSET}, w/b initializers"]
         if case.channels_last:
             notes = [*notes, "channels_last: Transpose to NC* before the node and back after (ONNX Conv is NC* only)"]
             lines.insert(0, "Transpose(x, perm=NC*) -> node -> Transpose(y, perm=N*C)")
         lines.append(f"onnx.checker.check_model(model); mod = from_onnx(model, shape_dict={{'x': {list(case.input_shape)}}})")
+        return attrs, lines, notes
+
+    def run(self, case: Case, inputs: Inputs, device: str) -> Output:
+        attrs, lines, notes = self.plan(case)
         key = self.key(case, device, weights=array_digest(inputs.w, inputs.b), attrs=attrs, opset=OPSET)
 
         def make_mod() -> Any:

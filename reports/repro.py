@@ -8,8 +8,9 @@ prints the max error and the verdict. It is meant to be pasted into an upstream 
 
 Per-backend part: one function per framework in BACKEND_TEMPLATES, returning the code
 that defines `run_framework(x, w, b) -> (out float64 array in the case layout, dtype
-name)`. TensorFlow, Keras and Paddle templates live in reports/repro_frameworks.py
-(registered on import, at the end of this module); more come with `@register("name")`.
+name)`. TensorFlow, Keras and Paddle templates live in reports/repro_frameworks.py,
+the TVM ones in reports/repro_tvm.py (registered on import, at the end of this module);
+more come with `@register("name")`.
 """
 
 from __future__ import annotations
@@ -278,4 +279,4 @@ def find_record(case_id: str, backend: str, device: str, case_paths: list[str],
     return found[0]
 
 
-from reports import repro_frameworks  # noqa: E402, F401 - registers tensorflow/keras/paddle templates
+from reports import repro_frameworks, repro_tvm  # noqa: E402, F401 - register the TF/Keras/Paddle and TVM templates

@@ -1,0 +1,253 @@
+"""Reproducer templates for the five TVM backends (see reports/repro.py for the script around them).
+
+Each script builds what the adapter builds (a Relax function, a torch.export'ed module,
+a one-node ONNX model, or a TF function through TFLiteConverter) from the adapter's own
+pure plan functions (tvm_backend.direct_plan, TvmTorchImportBackend.plan,
+TvmOnnxImportBackend.plan + graph_nodes, TvmTfliteImportBackend.plan), then compiles it
+from scratch with tvm.compile (never convdiff's compile cache) and runs the Relax VM.
+When the record has a translation, the plan's lines must equal it (bar the line saying
+whether the library came from the cache), else ReproUnavailable: the adapter changed.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from backends.base import Backend
+from backends.tvm_backend import TvmBackend, canonical_kernel_layout, direct_plan
+from backends.tvm_onnx_import import (
+    ONNX_DTYPES,
+    OPSET,
+    TvmOnnxImportBackend,
+    TvmOnnxOutputShapeBackend,
+    graph_nodes,
+    output_dims,
+)
+from backends.tvm_tflite_import import TvmTfliteImportBackend, tf_kernel_layout
+from backends.tvm_torch_import import TvmTorchImportBackend
+from harness.case import Case
+from harness.records import Record
+
+from .repro import ReproUnavailable, register
+
+VM_ARGS_LINE = "y = relax.VirtualMachine(exe, dev)['main']({args})"
+
+# Shared by every TVM script (after its imports): compile from scratch, run the VM on arrays in the case dtype.
+RUNNER = '''
+TARGET, DEV = ("cuda", tvm.cuda(0)) if DEVICE == "cuda" else ("llvm", tvm.cpu(0))
+
+
+def case_dtype(a):
+    """float64 values (exact in DTYPE) as a DTYPE array; bfloat16 via ml_dtypes, which TVM installs."""
+    if DTYPE == "bfloat16":
+        import ml_dtypes
+        return np.ascontiguousarray(a.astype(ml_dtypes.bfloat16))
+    return np.ascontiguousarray(a.astype(DTYPE))
+
+
+def compile_and_run(mod, *args):
+    """tvm.compile from scratch (convdiff caches the library; this does not), then the Relax VM."""
+    vm = relax.VirtualMachine(tvm.compile(mod, target=TARGET), DEV)
+    y = vm["main"](*(tvm.runtime.tensor(case_dtype(a), DEV) for a in args))
+    if not hasattr(y, "numpy"):  # a one-element tuple
+        y = y[0]
+    y = y.numpy()
+    return y.astype(np.float64), str(y.dtype)
+'''
+
+
+def _imports(*lines: str) -> str:
+    """TVM first, then the frontend's framework: the order convdiff's worker imports them in."""
+    return "\n".join(["import tvm", "from tvm import relax", *lines]) + "\n"
+
+
+def _check(rec: Record, notes: list[str], lines: list[str], vm_args: str) -> None:
+    """Refuse a record whose translation the adapter would no longer write (the cache line aside)."""
+    if not rec.translation.strip():
+        return  # rejected or never ran: nothing recorded, the current plan is the adapter's call
+    recorded = [ln for ln in rec.translation.splitlines() if not ln.startswith("exe = ")]
+    now = [*(f"# exact identity: {n}" for n in notes), *lines, VM_ARGS_LINE.format(args=vm_args)]
+    if recorded != now:
+        raise ReproUnavailable(f"{rec.backend}'s translation of this case has changed since the record was made "
+                               "(re-run the case: omit --results)")
+
+
+def _supported(backend: Backend, rec: Record, case: Case) -> None:
+    """No script for a case the adapter declines (the harness recorded it as unsupported)."""
+    reason = backend.supports(case, rec.device)
+    if reason:
+        raise ReproUnavailable(f"{rec.backend} does not run this case: {reason}")
+
+
+def _notes(notes: list[str]) -> str:
+    """The adapter's exact identities as comments, for the reader of the bug report."""
+    return "".join(f"# exact identity: {n}\n" for n in notes)
+
+
+def _kwargs(kw: dict) -> str:
+    """Keyword arguments as Python source."""
+    return ", ".join(f"{k}={v!r}" for k, v in kw.items())
+
+
+@register("tvm")
+def tvm_template(rec: Record, case: Case) -> str:
+    """One relax.op.nn call in a BlockBuilder function, as direct_plan says (layouts, pads, bias add)."""
+    _supported(TvmBackend(), rec, case)
+    fn_name, kw, w_shape, _, lines, notes = direct_plan(case)
+    _check(rec, notes, lines, "x, w, b" if case.bias else "x, w")
+    relayout = [ln for ln in lines if ln.startswith("w = np.transpose(")]
+    ops = [f"y = bb.emit({ln.removeprefix('y = ')})" for ln in lines if ln.startswith("y = relax.op.")]
+    params = "x, w, b" if case.bias else "x, w"
+    bias_var = f'\n    b = relax.Var("b", relax.TensorType(shape=({case.out_channels},), dtype=DTYPE))' if case.bias else ""
+    body = textwrap.indent("\n".join(ops), " " * 12)
+    return _imports() + RUNNER + f'''
+
+{_notes(notes)}def build_module():
+    """The Relax function convdiff's tvm adapter builds: relax.op.nn.{fn_name}, kernel in {kw["kernel_layout"]}."""
+    x = relax.Var("x", relax.TensorType(shape={case.input_shape}, dtype=DTYPE))
+    w = relax.Var("w", relax.TensorType(shape={w_shape}, dtype=DTYPE)){bias_var}
+    bb = relax.BlockBuilder()
+    with bb.function("main", [{params}]):
+        with bb.dataflow():
+{body}
+            out = bb.emit_output(y)
+        bb.emit_func_output(out)
+    return bb.get()
+
+
+def run_framework(x, w, b):
+    """Compile and run it on {rec.device}; w arrives (O, I/g, *k) or, transposed, (I, O/g, *k)."""
+    {relayout[0] if relayout else "# w already in the declared kernel layout"}
+    return compile_and_run(build_module(), {params})
+'''
+
+
+@register("tvm-torch-import")
+def tvm_torch_import_template(rec: Record, case: Case) -> str:
+    """torch.nn module with the case's weights -> torch.export -> from_exported_program, as plan() says."""
+    backend = TvmTorchImportBackend()
+    _supported(backend, rec, case)
+    cls, args, pre_pad, crop, lines, notes = backend.plan(case)
+    _check(rec, notes, lines, "x")
+    forward = ["x = x.movedim(-1, 1)"] if case.channels_last else []
+    if pre_pad:
+        forward.append(f"x = F.pad(x, {[v for pair in reversed(pre_pad) for v in pair]})")
+    forward.append("y = self.m(x)")
+    if crop:  # as the adapter: end = size - after (not a negative index), so the exported graph is the same
+        forward.append("y = y[:, :, " + ", ".join(f"{cb}:y.shape[{2 + i}] - {ca}" for i, (cb, ca) in enumerate(crop)) + "]")
+    if case.channels_last:
+        forward.append("y = y.movedim(1, -1)")
+    bias = "\n            self.m.bias.copy_(b)" if case.bias else ""
+    imports = _imports("from tvm.relax.frontend.torch import from_exported_program", "import torch",
+                       "import torch.nn.functional as F")
+    return imports + RUNNER + f'''
+
+{_notes(notes)}class Model(torch.nn.Module):
+    """convdiff's tvm-torch-import module: torch.nn.{cls} holding the case's weights."""
+
+    def __init__(self, w, b):
+        super().__init__()
+        self.m = torch.nn.{cls}({_kwargs(args)}, dtype=torch.{case.dtype})
+        with torch.no_grad():
+            self.m.weight.copy_(w){bias}
+
+    def forward(self, x):
+{textwrap.indent(chr(10).join(forward), " " * 8)}
+        return y
+
+
+def run_framework(x, w, b):
+    """Export, import into Relax, compile and run on {rec.device} (the weights are baked in as constants)."""
+    def t(a):  # exact: the values are DTYPE values
+        return torch.from_numpy(a).to(getattr(torch, DTYPE))
+
+    model = Model(t(w), None if b is None else t(b)).eval()
+    with torch.no_grad():
+        ep = torch.export.export(model, (t(x),))
+    return compile_and_run(from_exported_program(ep, unwrap_unit_return_tuple=True), x)
+'''
+
+
+@register("tvm-onnx-import")
+@register("tvm-onnx-import-output-shape")
+def tvm_onnx_template(rec: Record, case: Case) -> str:
+    """The checked one-node ONNX model from plan() + graph_nodes(), imported with from_onnx."""
+    backend = TvmOnnxOutputShapeBackend() if rec.backend == "tvm-onnx-import-output-shape" else TvmOnnxImportBackend()
+    _supported(backend, rec, case)
+    attrs, lines, notes = backend.plan(case)
+    _check(rec, notes, lines, "x")
+    nodes = ",\n".join(f"helper.make_node({op!r}, {ins!r}, {outs!r}, {_kwargs(kw)})"
+                       for op, ins, outs, kw in graph_nodes(case, attrs, case.bias))
+    inits = '[numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")]' if case.bias else '[numpy_helper.from_array(w, "w")]'
+    imports = _imports("from tvm.relax.frontend.onnx import from_onnx", "import onnx",
+                       "from onnx import helper, numpy_helper")
+    return imports + RUNNER + f'''
+
+{_notes(notes)}def build_model(w, b):
+    """The one-node model convdiff's {rec.backend} adapter builds (opset {OPSET}, w/b initializers)."""
+    elem = onnx.TensorProto.{ONNX_DTYPES[case.dtype]}
+    nodes = [
+{textwrap.indent(nodes, " " * 8)},
+    ]
+    graph = helper.make_graph(
+        nodes, "convdiff", [helper.make_tensor_value_info("x", elem, {list(case.input_shape)})],
+        [helper.make_tensor_value_info("y", elem, {output_dims(case)})], initializer={inits})
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", {OPSET})])
+    onnx.checker.check_model(model)
+    return model
+
+
+def run_framework(x, w, b):
+    """Import into Relax, compile and run on {rec.device}."""
+    model = build_model(case_dtype(w), None if b is None else case_dtype(b))
+    mod = from_onnx(model, shape_dict={{"x": {list(case.input_shape)}}}, dtype_dict={{"x": DTYPE}})
+    return compile_and_run(mod, x)
+'''
+
+
+@register("tvm-tflite-import")
+def tvm_tflite_template(rec: Record, case: Case) -> str:
+    """A tf.function from plan() -> TFLiteConverter -> from_tflite (TF imported after TVM, as in the worker)."""
+    backend = TvmTfliteImportBackend()
+    _supported(backend, rec, case)
+    plan, lines, notes = backend.plan(case)
+    _check(rec, notes, lines, "x")
+    r = case.rank
+    strides, dil = plan["strides"], plan["dilations"]
+    if r == 3:  # conv3d and conv3d_transpose take 5-element strides/dilations
+        strides, dil = [1, *strides, 1], [1, *dil, 1]
+    body = [] if case.channels_last else [f"x = tf.transpose(x, {[0, *range(2, r + 2), 1]})"]
+    if plan["pre_pad"]:
+        body.append(f"x = tf.pad(x, {plan['pre_pad']})")
+    if not case.transpose:
+        body.append(f"y = tf.nn.conv{r}d(x, w, {strides}, {plan['padding']!r}, dilations={dil})")
+    else:
+        body.append(f"y = tf.nn.conv{r}d_transpose(x, w, {plan['output_shape']}, {strides}, {plan['padding']!r})")
+        if plan["crop"]:
+            body.append("y = y[:, " + ", ".join(f"{lo}:{hi}" for lo, hi in plan["crop"]) + ", :]")
+    if case.bias:
+        body.append("y = tf.nn.bias_add(y, b)")
+    body.append("return y" if case.channels_last else f"return tf.transpose(y, {[0, r + 1, *range(1, r + 1)]})")
+    kl = tf_kernel_layout(case)
+    perm = [canonical_kernel_layout(case).index(c) for c in kl]
+    bias = "\n    b = tf.constant(b.astype(np.float32))" if case.bias else ""
+    imports = "import os\n\n" + _imports("from tvm.relax.frontend.tflite import from_tflite", "import tflite", "",
+                                         'os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")', "import tensorflow as tf")
+    return imports + RUNNER + f'''
+
+{_notes(notes)}def build_module(w, b):
+    """The TF function convdiff's tvm-tflite-import adapter converts to TFLite, imported with from_tflite."""
+    w = tf.constant(np.transpose(w, {perm}).astype(np.float32))  # -> {kl} (TF's filter order){bias}
+
+    @tf.function(input_signature=[tf.TensorSpec({case.input_shape}, tf.float32)])
+    def f(x):
+{textwrap.indent(chr(10).join(body), " " * 8)}
+
+    buf = tf.lite.TFLiteConverter.from_concrete_functions([f.get_concrete_function()], f).convert()
+    return from_tflite(tflite.Model.GetRootAsModel(buf, 0))
+
+
+def run_framework(x, w, b):
+    """Convert, import into Relax, compile and run on {rec.device}."""
+    return compile_and_run(build_module(w, b), x)
+'''
