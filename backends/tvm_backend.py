@@ -20,7 +20,7 @@ from harness.case import Case
 from harness.inputs import Inputs
 
 from .base import Backend, Capabilities, Output, Rejected, first_line
-from .tvm_cache import CompileCache, cache_key
+from .tvm_cache import CachedBuildFailure, CompileCache, cache_key
 
 SPATIAL = {1: "W", 2: "HW", 3: "DHW"}
 
@@ -141,6 +141,8 @@ class TvmBase(Backend):
             vm = self.relax.VirtualMachine(exe, self.dev(device))
         except Rejected:
             raise
+        except CachedBuildFailure as exc:
+            raise Rejected(str(exc)) from None
         except Exception as exc:  # noqa: BLE001 - any framework exception is a finding
             raise Rejected(first_line(exc)) from None
         path = self.cache.path(key)

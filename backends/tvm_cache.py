@@ -4,7 +4,8 @@ A module is stored as the shared library `exe.export_library` writes, named by a
 hash of everything that affects the build (op, shapes, attributes, dtype, layouts,
 target, TVM version, backend variant, and embedded weights when an importer bakes
 them in as constants). A second identical run then loads libraries and compiles
-nothing. Where: `$CONVDIFF_CACHE/tvm/` (default `.convdiff-cache/tvm/` under the
+nothing. A build that fails is remembered too (`<key>.failed`, its first error
+line), so it is not retried. Where: `$CONVDIFF_CACHE/tvm/` (default `.convdiff-cache/tvm/` under the
 current directory); `CONVDIFF_CACHE=off` disables it; clear it with
 `rm -rf .convdiff-cache/tvm`.
 """
@@ -47,6 +48,10 @@ def array_digest(*arrays: Any) -> str:
     return h.hexdigest()[:24]
 
 
+class CachedBuildFailure(Exception):
+    """This exact build failed before; its first error line is the message (no retry)."""
+
+
 @dataclass
 class CacheStats:
     hits: int = 0
@@ -70,10 +75,16 @@ class CompileCache:
         Concurrent workers may build the same key: each writes a private temporary
         file and renames it into place, so readers never see a half-written library.
         """
-        import tvm
-
         path = self.path(key)
+        failed = None if path is None else path.with_suffix(".failed")
+        if failed is not None and failed.exists():
+            # A build that failed (export, import or compile) fails the same way again: a
+            # second identical run should spend no time rebuilding it.
+            self.stats.hits += 1
+            raise CachedBuildFailure(failed.read_text(encoding="utf-8"))
         if path is not None and path.exists():
+            import tvm
+
             try:
                 mod = tvm.runtime.load_module(str(path))
                 self.stats.hits += 1
@@ -81,7 +92,14 @@ class CompileCache:
             except Exception:  # noqa: BLE001 - a damaged entry is rebuilt, not fatal
                 path.unlink(missing_ok=True)
         start = time.perf_counter()
-        exe = build()
+        try:
+            exe = build()
+        except Exception as exc:
+            from .base import Unsupported
+
+            if failed is not None and not isinstance(exc, Unsupported):  # only the framework's failures
+                self._write_failure(failed, exc)
+            raise
         self.stats.compile_s += time.perf_counter() - start
         self.stats.misses += 1
         if path is None:
@@ -96,3 +114,15 @@ class CompileCache:
         finally:
             tmp.unlink(missing_ok=True)
         return exe, False
+
+    @staticmethod
+    def _write_failure(failed: Path, exc: BaseException) -> None:
+        from .base import first_line
+
+        failed.parent.mkdir(parents=True, exist_ok=True)
+        tmp = failed.with_name(f".{failed.name}.{os.getpid()}.tmp")
+        try:
+            tmp.write_text(first_line(exc), encoding="utf-8")
+            os.replace(tmp, failed)
+        except OSError:
+            tmp.unlink(missing_ok=True)

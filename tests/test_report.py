@@ -182,7 +182,7 @@ def test_merge_of_shards_equals_unsharded(tmp_path: Path) -> None:
 
 
 def test_real_shards_merge_to_the_unsharded_run(tmp_path: Path) -> None:
-    """`convdiff run --shard i/2` twice, then `convdiff report`: same summary as one unsharded run."""
+    """`convdiff run --shard 1/3, 2/3, 3/3`, then `convdiff report`: same summary as one unsharded run."""
     args = ["run", "cases/conv2d.yaml", "--backends", "torch,fault:nan", "--tier", "smoke"]
     if not (ROOT / "cases" / "conv2d.yaml").exists():
         pytest.skip("no cases/conv2d.yaml in this checkout")
@@ -190,9 +190,9 @@ def test_real_shards_merge_to_the_unsharded_run(tmp_path: Path) -> None:
     os.chdir(ROOT)
     try:
         assert main([*args, "--out", str(tmp_path / "all")]) == 1  # fault:nan mismatches are unexpected
-        for i in (1, 2):
-            main([*args, "--shard", f"{i}/2", "--out", str(tmp_path / f"s{i}")])
-        rc = main(["report", str(tmp_path / "s1" / "results.jsonl"), str(tmp_path / "s2" / "results.jsonl"),
+        for i in (1, 2, 3):
+            main([*args, "--shard", f"{i}/3", "--out", str(tmp_path / f"s{i}")])
+        rc = main(["report", *(str(tmp_path / f"s{i}" / "results.jsonl") for i in (1, 2, 3)),
                    "--out", str(tmp_path / "merged")])
     finally:
         os.chdir(cwd)

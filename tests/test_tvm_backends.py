@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -115,3 +116,25 @@ def test_second_run_compiles_nothing(cold: list[Record], cache_dir: Path) -> Non
     assert ran and all("compile cache hit" in r.translation for r in ran), [r.translation for r in ran]
     cold_status = {(r.case_id, r.backend): r.status for r in cold}
     assert all(cold_status[(r.case_id, r.backend)] == r.status for r in warm)
+
+
+def test_failed_builds_are_remembered(tmp_path: Path) -> None:
+    """A build that failed is not retried: the second run reads `<key>.failed` and rejects at once."""
+    from backends.tvm_cache import CachedBuildFailure, CompileCache
+
+    cache = CompileCache(tmp_path)
+    calls = []
+
+    def failing_build() -> None:
+        calls.append(1)
+        raise RuntimeError("Unsupported transposed convolution dimensionality: 5\nmore detail")
+
+    for _ in range(2):
+        try:
+            cache.get_or_build("k" * 32, failing_build)
+        except (RuntimeError, CachedBuildFailure) as exc:
+            last = exc
+    assert calls == [1]
+    assert isinstance(last, CachedBuildFailure)
+    assert str(last) == "RuntimeError: Unsupported transposed convolution dimensionality: 5"
+    assert "tvm" not in sys.modules  # the cache logic itself never loads a framework here
