@@ -21,3 +21,34 @@ def run_on(cases: Sequence[Case], backends: Sequence[str], device: str = "cpu", 
 
         pytest.skip("; ".join(f"{t}: {r}" for t, r in info.skipped.items()))
     return records
+
+
+def chosen_records(chosen: dict, backends: Sequence[str], timeout: float = 120.0) -> list[Record]:
+    """Run corpus cases named by (file, case id) -> {backend: status}; keep the chosen results."""
+    from pathlib import Path
+
+    from harness.loader import load_cases
+
+    root = Path(__file__).resolve().parents[1]
+    files = sorted({f for f, _ in chosen})
+    cases = [c for c in load_cases([str(root / "cases" / f) for f in files]) if (Path(c.file).name, c.id) in chosen]
+    assert len(cases) == len(chosen), "a chosen case is missing from the corpus"
+    recs = run_on(cases, backends, timeout=timeout)
+    return [r for r in recs if r.backend in chosen[(Path(r.file).name, r.case_id)]]
+
+
+def run_scripts(records: Sequence[Record], scripts: Sequence[str], tmp_path) -> list[tuple[int, str]]:
+    """Each reproducer in a fresh interpreter (the venv's python), two at a time: (exit code, output)."""
+    import re
+    import subprocess
+    import sys
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(script: str, rec: Record) -> tuple[int, str]:
+        path = tmp_path / f"{re.sub(r'[^a-z0-9]+', '_', f'{rec.case_id}_{rec.backend}'.lower())}.py"
+        path.write_text(script)
+        proc = subprocess.run([sys.executable, str(path)], cwd=path.parent, capture_output=True, text=True, timeout=300)
+        return proc.returncode, proc.stdout + proc.stderr
+
+    with ThreadPoolExecutor(2) as pool:
+        return list(pool.map(one, scripts, records))

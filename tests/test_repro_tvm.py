@@ -9,19 +9,15 @@ interpreter, two at a time: every script compiles from scratch, as a bug reporte
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from harness.loader import load_cases
 from harness.records import Record
 from reports.repro import ReproUnavailable, script_for
-from tests.helpers import run_on
+from tests.helpers import chosen_records, run_scripts
 
 ROOT = Path(__file__).resolve().parent.parent
 # (file, case id) -> {backend: the status the harness gives it, and why}
@@ -46,20 +42,9 @@ BACKENDS = ["tvm", "tvm-torch-import", "tvm-onnx-import", "tvm-onnx-import-outpu
 @pytest.fixture(scope="module")
 def records() -> Iterator[list[Record]]:
     """The chosen (case, backend) results from one harness run, compile cache off."""
-    files = sorted({f for f, _ in CHOSEN})
-    cases = [c for c in load_cases([str(ROOT / "cases" / f) for f in files]) if (Path(c.file).name, c.id) in CHOSEN]
-    assert len(cases) == len(CHOSEN)
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("CONVDIFF_CACHE", "off")  # workers inherit it
-        recs = run_on(cases, BACKENDS, timeout=240)
-    yield [r for r in recs if r.backend in CHOSEN[(Path(r.file).name, r.case_id)]]
-
-
-def run_script(script: str, path: Path) -> tuple[int, str]:
-    """The script in a fresh interpreter (the venv's python), as a user would run it."""
-    path.write_text(script)
-    proc = subprocess.run([sys.executable, str(path)], cwd=path.parent, capture_output=True, text=True, timeout=300)
-    return proc.returncode, proc.stdout + proc.stderr
+        yield chosen_records(CHOSEN, BACKENDS, timeout=240)
 
 
 def test_scripts_reach_the_harness_verdict(records: list[Record], tmp_path: Path) -> None:
@@ -71,9 +56,7 @@ def test_scripts_reach_the_harness_verdict(records: list[Record], tmp_path: Path
         imports = [ln for ln in script.splitlines() if re.match(r"\s*(import|from) ", ln)]
         assert not any(re.search(r"\b(harness|backends|reports|convdiff)\b", ln) for ln in imports)
         assert "tvm.compile(" in script and not re.search(r"load_module|export_library|convdiff-cache", script)
-    paths = [tmp_path / f"{re.sub(r'[^a-z0-9]+', '_', f'{r.case_id}_{r.backend}'.lower())}.py" for r in records]
-    with ThreadPoolExecutor(2) as pool:
-        results = list(pool.map(run_script, scripts, paths))
+    results = run_scripts(records, scripts, tmp_path)
     for rec, (rc, out) in zip(records, results):
         where = f"{rec.case_id} on {rec.backend}: harness {rec.status} ({rec.message}); script:\n{out[-4000:]}"
         assert re.findall(r"^verdict: (\w+)$", out, re.M) == [rec.status], where
