@@ -131,10 +131,17 @@ def severity(rec: Record) -> float:
     return rec.bound_ratio
 
 
+class _PlainDumper(yaml.SafeDumper):
+    """No &anchors / *aliases for repeated values: the YAML is for people to paste."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
 def case_yaml(rec: Record) -> str:
     """The canonical case as a YAML case entry (what to paste into a case file)."""
     doc = {"id": rec.case_id, **rec.params}
-    return yaml.safe_dump([doc], sort_keys=False, default_flow_style=None, width=100).rstrip()
+    return yaml.dump([doc], Dumper=_PlainDumper, sort_keys=False, default_flow_style=None, width=100).rstrip()
 
 
 def repro_command(rec: Record) -> str:

@@ -225,3 +225,14 @@ def test_baseline_marks_new_still_gone(tmp_path: Path) -> None:
     assert main(["report", str(write_shard(tmp_path / "kn", known_new)), "--out", str(tmp_path / "o3"),
                  "--baseline", str(base)]) == 0
     assert main(["report", str(tmp_path / "missing.jsonl")]) == 2
+
+
+def test_case_yaml_has_no_anchors() -> None:
+    """Repeated per-dimension values print as plain YAML a user can paste into a case file."""
+    from reports.model import case_yaml
+
+    pair = [1, 1]
+    rec = synthetic(1)[0]
+    rec.params = {**rec.params, "padding": [pair, pair], "stride": pair, "tags": ["plain"]}
+    text = case_yaml(rec)
+    assert "&id" not in text and "*id" not in text and "- [1, 1]" in text
