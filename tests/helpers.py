@@ -52,3 +52,21 @@ def run_scripts(records: Sequence[Record], scripts: Sequence[str], tmp_path) -> 
 
     with ThreadPoolExecutor(2) as pool:
         return list(pool.map(one, scripts, records))
+
+
+def assert_script_verdict(rec: Record, rc: int, out: str, where: str) -> None:
+    """A reproducer's output agrees with the harness: verdict, exit code, exception type, error and ratio."""
+    import re
+
+    import pytest
+
+    assert re.findall(r"^verdict: (\w+)$", out, re.M) == [rec.status], where
+    assert rc == (0 if rec.status == "pass" else 1), where
+    if rec.status == "rejected":  # the same exception the adapter turned into `rejected`
+        raised = re.search(r"^framework raised: (\w+):", out, re.M)
+        assert raised and rec.message.startswith(raised.group(1) + ":"), where
+    elif rec.status in ("pass", "mismatch") and rec.max_abs_err is not None:
+        err = float(re.search(r"max \|err\| = (\S+);", out).group(1))
+        ratio = float(re.search(r"error/bound = (\S+) at", out).group(1))
+        assert err == pytest.approx(rec.max_abs_err, rel=1e-5, abs=1e-12), where
+        assert ratio == pytest.approx(rec.bound_ratio, rel=1e-5, abs=1e-12), where

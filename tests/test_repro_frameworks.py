@@ -15,7 +15,7 @@ import pytest
 
 from harness.records import Record
 from reports.repro import ReproUnavailable, script_for
-from tests.helpers import chosen_records, run_scripts
+from tests.helpers import assert_script_verdict, chosen_records, run_scripts
 
 ROOT = Path(__file__).resolve().parent.parent
 # (file, case id) -> {backend: the status the harness gives it, and why}
@@ -53,16 +53,7 @@ def test_scripts_reach_the_harness_verdict(records: list[Record], tmp_path: Path
     results = run_scripts(records, scripts, tmp_path)
     for rec, (rc, out) in zip(records, results):
         where = f"{rec.case_id} on {rec.backend}: harness {rec.status} ({rec.message}); script:\n{out}"
-        assert re.findall(r"^verdict: (\w+)$", out, re.M) == [rec.status], where
-        assert rc == (0 if rec.status == "pass" else 1), where
-        if rec.status == "rejected":  # the same exception the adapter turned into `rejected`
-            raised = re.search(r"^framework raised: (\w+):", out, re.M)
-            assert raised and rec.message.startswith(raised.group(1) + ":"), where
-        if rec.status in ("pass", "mismatch"):
-            err = float(re.search(r"max \|err\| = (\S+);", out).group(1))
-            ratio = float(re.search(r"error/bound = (\S+) at", out).group(1))
-            assert err == pytest.approx(rec.max_abs_err, rel=1e-5, abs=1e-12), where
-            assert ratio == pytest.approx(rec.bound_ratio, rel=1e-5, abs=1e-12), where
+        assert_script_verdict(rec, rc, out, where)
 
 
 def test_scripts_make_the_recorded_calls(records: list[Record]) -> None:
