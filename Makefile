@@ -4,7 +4,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 JOBS   ?= 2
 
-.PHONY: setup run test lint bench clean
+.PHONY: setup run test lint bench clean host-matrix models
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -29,12 +29,25 @@ run: $(STAMP)
 test: $(STAMP) $(BROWSER)
 	$(PY) -m pytest tests cases --tier smoke -n $(JOBS) -q
 
+## host-matrix: the corpus under each emulated host (TF oneDNN off/on, oneDNN capped at AVX2, ATen default,
+## an AVX2-only machine); fails if any row has an unexpected result. TIER=full for the whole corpus.
+TIER ?= smoke
+host-matrix: $(STAMP)
+	$(PY) -m harness.host_matrix --tier $(TIER) --out reports/host-matrix
+
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/actionlint .github/workflows/*.yml
 
+## models: regenerate cases/models/ from real architectures (convdiff extract) and say whether anything changed
+models: $(STAMP)
+	$(PY) -m harness.extract.corpus --out cases/models
+	@git diff --stat -- cases/models 2>/dev/null || true
+
+BENCH_E2E ?= torch,tensorflow,tensorflow-keras,paddle,jax,onnxruntime,openvino,tvm
 bench: $(STAMP)
 	$(PY) bench/bench.py
+	$(PY) bench/e2e.py --backends $(BENCH_E2E)
 
 clean:
-	rm -rf $(VENV) reports/out .convdiff-cache
+	rm -rf $(VENV) reports/out reports/host-matrix .convdiff-cache

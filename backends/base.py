@@ -15,6 +15,8 @@ import numpy as np
 from harness.case import DTYPES, LAYOUTS, OPS, Case
 from harness.inputs import Inputs
 
+HostFact = str | int | float | bool | list[str]
+
 
 class Unsupported(Exception):
     """The adapter cannot express this case natively; the message says which feature is missing."""
@@ -49,6 +51,7 @@ class Capabilities:
     layouts: tuple[str, ...] = LAYOUTS
     dtypes: tuple[str, ...] = DTYPES
     devices: tuple[str, ...] = ("cpu", "cuda")
+    gradients: str = "none"                   # how run_gradients differentiates (e.g. "autograd"), or none
 
 
 class Backend:
@@ -85,12 +88,32 @@ class Backend:
     def fingerprint(self, device: str) -> dict[str, str]:
         return {"version": self.version()}
 
+    def host_facts(self, device: str) -> dict[str, HostFact]:
+        """What this framework, live in this process, decided from the host (never guessed from env).
+
+        Keys are the names listed in `harness.host.FACTS` (e.g. `tf_onednn`, `torch_cpu_capability`);
+        known_issues.yaml selects on them with `host:`. Plain values only: str, int, float, bool, list[str].
+        """
+        return {}
+
     def supports(self, case: Case, device: str) -> str | None:
         """None, or the reason this adapter cannot express the case natively."""
         return None
 
     def run(self, case: Case, inputs: Inputs, device: str) -> Output:
         raise NotImplementedError
+
+    def run_gradients(self, case: Case, inputs: Inputs, dy: np.ndarray, device: str) -> dict[str, Output]:
+        """The backward pass of y = op(x, w) + b for the upstream gradient `dy` (`inputs.dy`).
+
+        Returns a dict with one entry per name in `case.gradient_outputs` (`grad_input`: the
+        shape and layout of x; `grad_weight`: of w, canonical layout; `grad_bias`: (C_out,)),
+        each computed by the framework's own differentiation in the case dtype. Raise
+        Unsupported (the framework cannot differentiate this case) or Rejected (it raised on a
+        valid case) for all of them; for one gradient alone, put the exception instance in its
+        entry instead of an Output. Called only when `case.gradients`; the forward ran first.
+        """
+        raise Unsupported(f"{self.name}: this adapter has no gradient path (capabilities: gradients none)")
 
 
 def first_line(exc: BaseException) -> str:

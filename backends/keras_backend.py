@@ -107,10 +107,12 @@ class KerasBackend(TFBase):
         padding_identities=("conv pairs: keras.ops.pad then 'valid'",
                             "transpose pairs: 'valid' + output_padding, then crop"),
         output_padding="native (< stride)",
-        dilation="conv, transpose (stride 1 only)",
+        dilation="conv (stride 1 only), transpose (stride 1 only)",
         groups="conv; transpose: none",
         layouts=("channels_last", "channels_first (data_format; transposed where TF has N*C only)"),
+        gradients="tf.GradientTape (layer variables)",
     )
+    layer: Any = None
 
     def version(self) -> str:
         return f"{super().version()} (keras {Backend.version(self)})"
@@ -132,6 +134,7 @@ class KerasBackend(TFBase):
                                                 use_bias=b is not None, dtype=plan.dtype, **plan.kwargs)
         layer.build(tuple(x.shape))
         layer.set_weights([w] if b is None else [w, b])
+        self.layer = layer  # its variables are the gradient sources (tf_gradients.py)
         y = layer(x)
         lines = plan.lines(b is not None, repr(tuple(x.shape)))
         if plan.crop:

@@ -23,7 +23,7 @@ import numpy as np
 from harness.case import Case, resolve_geometry
 from harness.inputs import Inputs
 
-from .base import Backend, Capabilities, Output, Rejected, first_line
+from .base import Backend, Capabilities, HostFact, Output, Rejected, first_line
 
 # paddle.nn.functional name and the phi kernel that runs it (1-D convs go through the 2-D kernels).
 FUNCTIONS = {
@@ -44,6 +44,7 @@ PADDLE_CAPS = dict(
              "same (Paddle's SAME)", "valid"),
     # float16/bfloat16: no CPU kernel in 3.3.1; on CUDA, supports() reads Paddle's kernel registry (untested here)
     dtypes=("float32", "float64", "float16 (cuda only)", "bfloat16 (cuda only)"),
+    gradients="paddle.grad",
 )
 
 
@@ -109,6 +110,11 @@ class PaddleBackend(Backend):
         if paddle.device.cuda.device_count() == 0:
             return "no CUDA device visible to paddle (paddle.device.cuda.device_count() == 0)"
         return None
+
+    def host_facts(self, device: str) -> dict[str, HostFact]:
+        core = self.paddle.base.core
+        use = bool(self.paddle.get_flags(["FLAGS_use_mkldnn"]).get("FLAGS_use_mkldnn"))
+        return {"paddle_onednn": bool(core.is_compiled_with_onednn()) and use}
 
     def fingerprint(self, device: str) -> dict[str, str]:
         paddle = self.paddle
@@ -202,6 +208,29 @@ class PaddleBackend(Backend):
             raise Rejected(first_line(exc)) from None
         tf32 = device == "cuda" and case.dtype == "float32" and self._tf32()
         return Output(arr, dtype, "\n".join(lines), tf32=tf32)
+
+    def run_gradients(self, case: Case, inputs: Inputs, dy: np.ndarray, device: str) -> dict[str, Output]:
+        """paddle.grad of the same functional call, with grad_outputs=dy."""
+        paddle = self.paddle
+        import paddle.nn.functional as F
+
+        kw = self.translate(case)
+        names = ["grad_input", "grad_weight", *(["grad_bias"] if inputs.b is not None else [])]
+        try:
+            leaves = [self.to_tensor(a) for a in (inputs.x, inputs.w, inputs.b) if a is not None]
+            for t in leaves:
+                t.stop_gradient = False
+            y = getattr(F, FUNCTIONS[case.op][0])(leaves[0], leaves[1], leaves[2] if len(leaves) > 2 else None, **kw)
+            grads = paddle.grad([y], leaves, grad_outputs=[self.to_tensor(dy)])
+            arrays = [self.to_numpy(g) for g in grads]
+        except Exception as exc:  # noqa: BLE001 - any framework exception is a finding
+            raise Rejected(first_line(exc)) from None
+        what = ", ".join(("x", "w", "b")[:len(names)])
+        lines = [f"{what} = (paddle.to_tensor(v, stop_gradient=False) for v in ({what},))",
+                 self.call_line(case, inputs.b is not None),
+                 f"grads = paddle.grad([y], [{what}], grad_outputs=[paddle.to_tensor(dy)])"]
+        tf32 = device == "cuda" and case.dtype == "float32" and self._tf32()
+        return {n: Output(a, d, "\n".join(lines), tf32=tf32) for n, (a, d) in zip(names, arrays)}
 
     def _tf32(self) -> bool:
         """Whether cuDNN may use TF32: Paddle's flag when this build has one, else assume it may."""

@@ -18,6 +18,12 @@ REAL_BACKENDS: dict[str, str] = {
     "tvm-tflite-import": "backends.tvm_tflite_import:TvmTfliteImportBackend",
     "paddle": "backends.paddle_backend:PaddleBackend",
     "paddle-output-size": "backends.paddle_backend:PaddleOutputSizeBackend",
+    "jax": "backends.jax_backend:JaxBackend",
+    "onnxruntime": "backends.onnxruntime_backend:OnnxRuntimeBackend",
+    "openvino": "backends.openvino_backend:OpenVinoBackend",
+    "torch-onnx-ort": "backends.torch_onnx_ort:TorchOnnxOrtBackend",
+    "tf2onnx-ort": "backends.tf2onnx_ort:Tf2OnnxOrtBackend",
+    "paddle2onnx-ort": "backends.paddle2onnx_ort:Paddle2OnnxOrtBackend",
 }
 TEST_PREFIXES = {
     "fault": "backends.testing.fault:FaultBackend",

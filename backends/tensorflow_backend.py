@@ -4,8 +4,10 @@ TF is channels-last: NC* is passed as data_format, but TF's CPU kernels accept i
 only for some dtypes (oneDNN float32/bfloat16). Where TF answers "only supports
 N*C", the data are transposed around the N*C op and the result says so: a layout
 change is an exact identity and keeps the channels_first corpus testable on CPU.
-Weights: conv (*k, I/g, O), conv_transpose (*k, O, I); transposed ops have no
-groups, so grouped transposes are `unsupported`, never split into groups.
+Weights: conv (*k, I/g, O), conv_transpose (*k, O/g, I): TF has no groups argument,
+the filter's depth says it (oneDNN's CPU kernels run grouped conv1d/2d_transpose, TF's
+own CPU kernels raise); grouped conv3d and conv3d_transpose are `unsupported` (TF's
+filter must have the input's depth), never split into groups.
 Padding: SAME/VALID and conv2d/conv2d_transpose explicit pairs natively; the
 rest by exact identities (pad then VALID; VALID transpose then crop), recorded.
 """
@@ -22,7 +24,7 @@ import numpy as np
 from harness.case import Case
 from harness.inputs import Inputs
 
-from .base import Backend, Capabilities, Output, Rejected, Unsupported, first_line
+from .base import Backend, Capabilities, HostFact, Output, Rejected, Unsupported, first_line
 from .torch_backend import tf32_requested
 
 NHWC_ONLY = re.compile(r"only supports (the )?N[DHW]*C\b")
@@ -187,6 +189,13 @@ def nn_call(case: Case, nc: bool) -> NnCall:
                   crop=crop, notes=notes)
 
 
+def onednn_enabled() -> bool:
+    """TensorFlow's live oneDNN state in this process (its own IsMklEnabled)."""
+    from tensorflow.python.util import _pywrap_util_port
+
+    return bool(_pywrap_util_port.IsMklEnabled())
+
+
 class TFBase(Backend):
     """Shared plumbing: import, device, dtype conversion, the NC*-fallback and error mapping."""
 
@@ -223,9 +232,26 @@ class TFBase(Backend):
             return None
         return f"unknown device {device}"
 
+    def host_facts(self, device: str) -> dict[str, HostFact]:
+        # TF decides oneDNN from the CPU (on by default only with AVX-512 VNNI/BF16 or AMX) and
+        # TF_ENABLE_ONEDNN_OPTS; ask TF what it decided rather than reading the variable.
+        return {"tf_onednn": onednn_enabled(), "tf_bf16_conv": self.bf16_conv_runs(),
+                "tf_threads": int(self.tf.config.threading.get_intra_op_parallelism_threads())}
+
+    def bf16_conv_runs(self) -> bool:
+        """A live probe: does this process run a 1x1 bfloat16 conv2d? TF decides whether its oneDNN
+        kernels take bfloat16 from CPUID alone; oneDNN itself may be capped lower (ONEDNN_MAX_CPU_ISA),
+        and then every bfloat16 convolution raises instead of falling back to Eigen."""
+        tf = self.tf
+        try:
+            tf.nn.conv2d(tf.ones([1, 1, 1, 1], tf.bfloat16), tf.ones([1, 1, 1, 1], tf.bfloat16), 1, "VALID")
+        except Exception:  # noqa: BLE001 - any refusal is the answer
+            return False
+        return True
+
     def fingerprint(self, device: str) -> dict[str, str]:
         tf = self.tf
-        info = {"version": tf.__version__, "onednn": os.environ.get("TF_ENABLE_ONEDNN_OPTS", "default(on)")}
+        info = {"version": tf.__version__, "onednn": "on" if onednn_enabled() else "off"}
         if device == "cuda":
             build = tf.sysconfig.get_build_info()
             gpus = tf.config.list_physical_devices("GPU")
@@ -248,34 +274,42 @@ class TFBase(Backend):
         """Run the op with x in N*C (nc False) or NC* (nc True) layout: (y, code lines, notes)."""
         raise NotImplementedError
 
+    def layout_call(self, case: Case, x: Any, w: Any, b: Any, device: str,
+                    refused: str = "") -> tuple[Any, list[str], list[str]]:
+        """`call` with x in the case layout: NC* asked for natively first, N*C with transposes around it
+        where TF answers "N*C only" (`refused`: it already did, e.g. in the backward pass).
+        Framework exceptions propagate."""
+        tf = self.tf
+        notes: list[str] = []
+        want_nc = case.channels_last is False
+        native, refusal = not refused, refused
+        if want_nc and native:  # ask TF for NC*; fall back only when it answers "N*C only"
+            try:
+                y, lines, more = self.call(case, x, w, b, nc=True)
+            except Exception as exc:  # decide here whether it is the layout
+                if not NHWC_ONLY.search(str(exc)):
+                    raise
+                native, refusal = False, NODE_PREFIX.sub("", first_line(exc))
+        if not want_nc or not native:
+            to_last, back = layout_perms(case.rank)
+            xin = tf.transpose(x, to_last) if want_nc else x
+            y, lines, more = self.call(case, xin, w, b, nc=False)
+            if want_nc:
+                y = tf.transpose(y, back)
+                notes.append(f"channels_first: TF on {device} refused the N{'C' + 'DHW'[3 - case.rank:]} call "
+                             f"({refusal}); data transposed to N*C around the op")
+                lines = in_nc_only(case.rank, lines)
+        return y, lines, notes + more
+
     def run(self, case: Case, inputs: Inputs, device: str) -> Output:
         tf = self.tf
-        want_nc = case.channels_last is False
         with tf.device("/GPU:0" if device == "cuda" else "/CPU:0"):
             x = tf.constant(inputs.x)
             perm, pre_line = weight_transpose(case)
             w = tf.constant(np.ascontiguousarray(np.transpose(inputs.w, perm)))
             b = None if inputs.b is None else tf.constant(inputs.b)
-            pre: list[str] = [pre_line]
-            notes: list[str] = []
             try:
-                native = True
-                if want_nc:  # ask TF for NC*; fall back only when it answers "N*C only"
-                    try:
-                        y, lines, more = self.call(case, x, w, b, nc=True)
-                    except Exception as exc:  # decide here whether it is the layout
-                        if not NHWC_ONLY.search(str(exc)):
-                            raise
-                        native = False
-                if not want_nc or not native:
-                    to_last, back = layout_perms(case.rank)
-                    xin = tf.transpose(x, to_last) if want_nc else x
-                    y, lines, more = self.call(case, xin, w, b, nc=False)
-                    if want_nc:
-                        y = tf.transpose(y, back)
-                        notes.append(f"channels_first: TF on {device} runs this {case.op} {case.dtype} "
-                                     "configuration only in N*C; data transposed around the op")
-                        lines = in_nc_only(case.rank, lines)
+                y, lines, notes = self.layout_call(case, x, w, b, device)
             except (Unsupported, Rejected):
                 raise
             except Exception as exc:  # noqa: BLE001 - any framework exception is a finding
@@ -283,7 +317,12 @@ class TFBase(Backend):
             arr, dtype = self.to_numpy(y)
         tf32 = (device == "cuda" and case.dtype == "float32"
                 and bool(tf.config.experimental.tensor_float_32_execution_enabled()))
-        return Output(arr, dtype, "\n".join([*pre, *lines]), tf32=tf32, notes=notes + more)
+        return Output(arr, dtype, "\n".join([pre_line, *lines]), tf32=tf32, notes=notes)
+
+    def run_gradients(self, case: Case, inputs: Inputs, dy: np.ndarray, device: str) -> dict[str, Output]:
+        from .tf_gradients import tape_gradients
+
+        return tape_gradients(self, case, inputs, dy, device)
 
 
 def _fmt(rank: int, nc: bool) -> str:
@@ -305,13 +344,14 @@ class TensorFlowBackend(TFBase):
                             "conv_transpose1d/3d pairs: VALID with output_shape, then crop"),
         output_padding="via output_shape",
         dilation="conv, transpose (CPU transpose: oneDNN dtypes only)",
-        groups="conv1d/2d (filter I/g); conv3d, transpose: none",
+        groups="conv1d/2d (filter I/g), transpose1d/2d (filter O/g, oneDNN CPU kernels only); conv3d, transpose3d: none",
         layouts=("channels_last", "channels_first (NC* data_format; transposed where TF has N*C only)"),
+        gradients="tf.GradientTape",
     )
 
     def supports(self, case: Case, device: str) -> str | None:
-        if case.transpose and case.groups > 1:
-            return "grouped transposed convolution: tf.nn.conv*_transpose has no groups (filter is (*k, O, I))"
+        if case.op == "conv_transpose3d" and case.groups > 1:
+            return "grouped conv3d_transpose: tf.nn.conv3d_transpose has no groups (filter depth must equal the input's)"
         if case.in_channels % case.groups or case.out_channels % case.groups:
             return "tf.nn conv has no groups argument (groups = input depth / filter depth): a groups value " \
                    "that does not divide the channels cannot be stated"

@@ -9,6 +9,7 @@ VALID; asymmetric transposed padding as the smaller symmetric padding then a cro
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 import numpy as np
@@ -16,7 +17,7 @@ import numpy as np
 from harness.case import Case
 from harness.inputs import Inputs
 
-from .base import Backend, Capabilities, Output, Rejected, first_line
+from .base import Backend, Capabilities, HostFact, Output, Rejected, first_line
 
 TORCH_DTYPES = ("float64", "float32", "float16", "bfloat16")
 
@@ -45,6 +46,7 @@ class TorchBackend(Backend):
         padding=("symmetric", "same (conv, stride 1)", "valid (conv)"),
         padding_identities=("asymmetric conv: F.pad then VALID", "same with stride > 1: explicit pads",
                             "asymmetric transpose: symmetric then crop"),
+        gradients="torch.autograd.grad",
     )
 
     def setup(self, device: str) -> None:
@@ -65,6 +67,23 @@ class TorchBackend(Backend):
                 return "no CUDA device (torch.cuda.is_available() is False)"
             return None
         return f"unknown device {device}"
+
+    def host_facts(self, device: str) -> dict[str, HostFact]:
+        torch = self.torch
+        mkldnn = torch.ops.mkldnn
+        config = torch.__config__.show()
+        onednn = re.search(r"MKL-DNN v([\w.]+)", config)
+        mkl = re.search(r"Math Kernel Library Version ([\w.]+)", config)
+        return {
+            "torch_cpu_capability": str(torch.backends.cpu.get_cpu_capability()),
+            "torch_mkldnn": bool(torch.backends.mkldnn.is_available()),
+            # oneDNN's own answer for this CPU, after ONEDNN_MAX_CPU_ISA
+            "torch_mkldnn_bf16": bool(mkldnn._is_mkldnn_bf16_supported()),
+            "torch_mkldnn_fp16": bool(mkldnn._is_mkldnn_fp16_supported()),
+            "torch_onednn_version": onednn.group(1) if onednn else "none",
+            "torch_mkl_version": mkl.group(1) if mkl else "none",
+            "torch_threads": int(torch.get_num_threads()),
+        }
 
     def fingerprint(self, device: str) -> dict[str, str]:
         torch = self.torch
@@ -131,36 +150,65 @@ class TorchBackend(Backend):
             notes.append("SAME given as explicit padding/output_padding (TF crop rule)")
         return kw, None, crop, notes
 
-    def run(self, case: Case, inputs: Inputs, device: str) -> Output:
-        torch = self.torch
+    def forward(self, case: Case, x: Any, w: Any, b: Any) -> tuple[Any, list[str], list[str]]:
+        """y in the case layout from tensors x (case layout), w, b; the call as lines, and notes.
+        Framework exceptions propagate (the caller turns them into Rejected)."""
         import torch.nn.functional as F
 
         fn_name = f"{case.family}{case.rank}d"
         fn = getattr(F, fn_name)
         kw, pre_pad, crop, notes = self.translate(case)
-        x = self.to_tensor(inputs.x, device)
         if case.channels_last:
             x = x.movedim(-1, 1)  # NC* view with channels-last strides: torch's channels_last format
-        w = self.to_tensor(inputs.w, device)
-        b = None if inputs.b is None else self.to_tensor(inputs.b, device)
         call = f"y = F.{fn_name}(x, w, {'b' if b is not None else 'None'}, " + ", ".join(f"{k}={v!r}" for k, v in kw.items()) + ")"
         lines = ["x = x.movedim(-1, 1)  # channels_last memory format"] if case.channels_last else []
-        try:
-            with torch.no_grad():
-                if pre_pad:
-                    flat = [v for pair in reversed(pre_pad) for v in pair]
-                    x = F.pad(x, flat)
-                    lines.append(f"x = F.pad(x, {flat})")
-                y = fn(x, w, b, **kw)
-                lines.append(call)
-                if crop:
-                    y = y[(slice(None), slice(None), *(slice(cb, y.shape[2 + i] - ca) for i, (cb, ca) in enumerate(crop)))]
-                    lines.append("y = y[:, :, " + ", ".join(f"{cb}:{-ca or None}" for cb, ca in crop) + "]")
-        except Exception as exc:  # noqa: BLE001 - any framework exception is a finding
-            raise Rejected(first_line(exc)) from None
+        if pre_pad:
+            flat = [v for pair in reversed(pre_pad) for v in pair]
+            x = F.pad(x, flat)
+            lines.append(f"x = F.pad(x, {flat})")
+        y = fn(x, w, b, **kw)
+        lines.append(call)
+        if crop:
+            y = y[(slice(None), slice(None), *(slice(cb, y.shape[2 + i] - ca) for i, (cb, ca) in enumerate(crop)))]
+            lines.append("y = y[:, :, " + ", ".join(f"{cb}:{-ca or None}" for cb, ca in crop) + "]")
         if case.channels_last:
             y = y.movedim(1, -1)
             lines.append("y = y.movedim(1, -1)")
+        return y, lines, notes
+
+    def run(self, case: Case, inputs: Inputs, device: str) -> Output:
+        torch = self.torch
+        x = self.to_tensor(inputs.x, device)
+        w = self.to_tensor(inputs.w, device)
+        b = None if inputs.b is None else self.to_tensor(inputs.b, device)
+        try:
+            with torch.no_grad():
+                y, lines, notes = self.forward(case, x, w, b)
+        except Exception as exc:  # noqa: BLE001 - any framework exception is a finding
+            raise Rejected(first_line(exc)) from None
         arr, dtype = self.to_numpy(y)
         tf32 = device == "cuda" and case.dtype == "float32" and bool(torch.backends.cudnn.allow_tf32)
         return Output(arr, dtype, "\n".join(lines), tf32=tf32, notes=notes)
+
+    def run_gradients(self, case: Case, inputs: Inputs, dy: np.ndarray, device: str) -> dict[str, Output]:
+        """torch.autograd.grad of y with grad_outputs=dy, for x, w (and b)."""
+        torch = self.torch
+        leaves = {"grad_input": self.to_tensor(inputs.x, device).requires_grad_(),
+                  "grad_weight": self.to_tensor(inputs.w, device).requires_grad_()}
+        if inputs.b is not None:
+            leaves["grad_bias"] = self.to_tensor(inputs.b, device).requires_grad_()
+        try:
+            with torch.enable_grad():
+                y, lines, notes = self.forward(case, leaves["grad_input"], leaves["grad_weight"], leaves.get("grad_bias"))
+                grads = torch.autograd.grad(y, list(leaves.values()), grad_outputs=self.to_tensor(dy, device))
+        except Exception as exc:  # noqa: BLE001 - any framework exception is a finding
+            raise Rejected(first_line(exc)) from None
+        names = ", ".join(("x", "w", "b")[:len(leaves)])
+        lines = [f"{names} = (t.requires_grad_() for t in ({names},))", f"leaves = [{names}]", *lines,
+                 "grads = torch.autograd.grad(y, leaves, grad_outputs=dy)"]
+        tf32 = device == "cuda" and case.dtype == "float32" and bool(torch.backends.cudnn.allow_tf32)
+        out = {}
+        for (name, _), g in zip(leaves.items(), grads):
+            arr, dtype = self.to_numpy(g)
+            out[name] = Output(arr, dtype, "\n".join(lines), tf32=tf32, notes=list(notes))
+        return out

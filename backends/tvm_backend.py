@@ -19,7 +19,8 @@ import numpy as np
 from harness.case import Case
 from harness.inputs import Inputs
 
-from .base import Backend, Capabilities, Output, Rejected, first_line
+from .base import Backend, Capabilities, HostFact, Output, Rejected, first_line
+from .pads import explicit_pads, flat_pads
 from .tvm_cache import CachedBuildFailure, CompileCache, cache_key
 
 SPATIAL = {1: "W", 2: "HW", 3: "DHW"}
@@ -49,19 +50,6 @@ def kernel_layout(case: Case) -> str:
 def relayout(w: np.ndarray, src: str, dst: str) -> np.ndarray:
     """Permute a weight from layout string `src` to `dst`."""
     return np.ascontiguousarray(np.transpose(w, [src.index(c) for c in dst]))
-
-
-def explicit_pads(case: Case) -> tuple[list[tuple[int, int]], tuple[int, ...]]:
-    """(before, after) pairs and output_padding; invalid cases pass what the user wrote."""
-    if case.geometry is not None:
-        return list(case.geometry.pads), tuple(case.geometry.extend)
-    pads = list(case.padding) if isinstance(case.padding, tuple) else [(0, 0)] * case.rank
-    return pads, tuple(case.output_padding)
-
-
-def flat_pads(pads: list[tuple[int, int]]) -> tuple[int, ...]:
-    """TVM's padding form: all befores, then all afters."""
-    return (*(b for b, _ in pads), *(a for _, a in pads))
 
 
 def source_digest(cls: type) -> str:
@@ -100,6 +88,9 @@ class TvmBase(Backend):
                 return "no CUDA device (tvm.cuda().exist is False)"
             return None
         return f"unknown device {device}"
+
+    def host_facts(self, device: str) -> dict[str, HostFact]:
+        return {"tvm_target": self.target(device)}
 
     def fingerprint(self, device: str) -> dict[str, str]:
         info = {"version": self.tvm.__version__, "target": self.target(device)}
@@ -207,7 +198,13 @@ class TvmBackend(TvmBase):
         padding_identities=("same/valid: the explicit (before, after) pairs they resolve to",
                             "transpose SAME tail (kernel < stride): output_padding"),
         output_padding="native",
+        gradients="relax.transform.Gradient (conv2d NCHW/OIHW only)",
     )
+
+    def run_gradients(self, case: Case, inputs: Inputs, dy: np.ndarray, device: str) -> dict[str, Output]:
+        from .tvm_gradients import relax_gradients
+
+        return relax_gradients(self, case, inputs, dy, device)
 
     def build(self, case: Case, device: str) -> tuple[Callable[[], Any], list[str], list[str]]:
         """An IRModule factory, the translation lines, and the exact-identity notes."""

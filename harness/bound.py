@@ -17,9 +17,20 @@ oracle computes it) and the 2 covers the bias add and one extra rounding.
 * Integer data whose scale stays below 2^p (p = significand bits of T, at most 24):
   every partial sum is an exactly representable integer, so the bound is 0.
 * n * (smallest subnormal of T) absorbs underflow in products.
+
+Gradients (harness/oracle_grad.py) are sums of products too, judged with the same
+formula; only K and the scale change. The scale is the gradient computed on |x|, |w|,
+|dy|, and K is the longest sum behind one element of that gradient:
+
+* grad_input:  C_out/groups * prod(kernel) (dy times w, for a conv and a transposed conv);
+* grad_weight: N * prod(output size) for a conv, N * prod(input size) for a transposed
+  conv (x times dy over the batch and every position): far longer than the forward K;
+* grad_bias:   N * prod(output size) (a plain sum of dy).
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -50,11 +61,23 @@ def gamma(n: int, u: float) -> float:
     return nu / (1.0 - nu) if nu < 1.0 else float("inf")
 
 
-def error_bound(case: Case, ref: np.ndarray, scale: np.ndarray, tf32: bool = False) -> np.ndarray:
-    """Allowed |out - ref| per element (float64, same shape as ref)."""
+def accumulation_length(case: Case, output: str = "out") -> int:
+    """K: the most products (or terms) summed into one element of `output`."""
+    assert case.geometry is not None or output == "out"
+    if output == "out":
+        return case.accumulation_length
+    if output == "grad_input":
+        return (case.out_channels // max(case.groups, 1)) * math.prod(case.kernel_size)
+    positions = case.input_size if output == "grad_weight" and case.transpose else case.geometry.out_size
+    return case.batch * math.prod(positions)
+
+
+def error_bound(case: Case, ref: np.ndarray, scale: np.ndarray, tf32: bool = False,
+                output: str = "out") -> np.ndarray:
+    """Allowed |out - ref| per element of `output` (float64, same shape as ref)."""
     if is_exact(case, scale):
         return np.zeros_like(scale)
-    n = case.accumulation_length + 2
+    n = accumulation_length(case, output) + 2
     half = case.dtype in HALF_TYPES
     u_acc = FLOAT32_U if half else UNIT_ROUNDOFF[case.dtype]
     allowed = gamma(n, u_acc) * scale

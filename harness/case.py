@@ -16,6 +16,8 @@ LAYOUTS = ("channels_first", "channels_last")
 DATA_KINDS = ("normal", "uniform", "integers")
 TIERS = ("smoke", "full")
 PADDING_MODES = ("same", "valid")
+GRAD_OUTPUTS = ("grad_input", "grad_weight", "grad_bias")
+OUTPUTS = ("out", *GRAD_OUTPUTS)  # what one record judges: the forward result or one gradient
 
 Pairs = tuple[tuple[int, int], ...]
 
@@ -69,6 +71,7 @@ class Case:
     expect: str = "valid"
     tier: str = "full"
     tags: tuple[str, ...] = ()
+    gradients: bool = False  # also judge grad_input, grad_weight (and grad_bias with a bias)
     file: str = ""
     line: int = 0
     geometry: Geometry | None = field(default=None, compare=False, repr=False)
@@ -116,6 +119,13 @@ class Case:
     def accumulation_length(self) -> int:
         """K: the most products summed into one output element."""
         return (self.in_channels // max(self.groups, 1)) * math.prod(self.kernel_size)
+
+    @property
+    def gradient_outputs(self) -> tuple[str, ...]:
+        """The gradients this case judges: none, or grad_input, grad_weight (and grad_bias with a bias)."""
+        if not self.gradients or self.expect == "invalid":
+            return ()
+        return GRAD_OUTPUTS if self.bias else GRAD_OUTPUTS[:2]
 
     def params(self) -> dict[str, Any]:
         """The canonical case as a plain mapping (for records and reports)."""

@@ -3,22 +3,26 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from pathlib import Path
 
 from backends.registry import REAL_BACKENDS, UnknownBackend, get_backend, installed_backends, parse_backends
 
-from .case import Case
+from .case import OUTPUTS, Case
 from .drift import format_drift
-from .fingerprint import fingerprint
+from .extract.command import add_parser as add_extract_parser
+from .extract.command import cmd_extract
+from .host import cpu_facts, describe_host
 from .known_issues import KnownIssues, load_known_issues
-from .loader import NOT_CASE_FILES, case_files, load_cases
+from .loader import NOT_CASE_FILES, case_files, known_issues_dir, load_cases
 from .progress import Progress
 from .records import JsonlSink, Record
+from .run_outputs import write_run_outputs
 from .runner import run_cases
 from .shard import parse_shard, shard
-from .summary import exit_status, format_table, summarize, write_summary
+from .summary import exit_status, format_table
 from .yamlmap import InputError
 
 DEFAULT_CASES = "cases"
@@ -34,22 +38,29 @@ def select_tier(cases: list[Case], tier: str) -> list[Case]:
     return [c for c in cases if tier == "full" or c.tier == "smoke"]
 
 
+def with_gradients(cases: list[Case]) -> list[Case]:
+    """--gradients: every case also runs its backward pass (as if it said `gradients: true`)."""
+    return [dataclasses.replace(c, gradients=True) for c in cases]
+
+
 def resolve_targets(backends: list[str], device: str) -> list[tuple[str, str]]:
     devices = DEVICES if device == "all" else (device,)
     return [(b, d) for b in backends for d in devices if d in get_backend(b).capabilities.devices]
 
 
 def known_issues_for(paths: list[str]) -> KnownIssues:
-    """The known_issues.yaml beside the first case file (cases/ by default)."""
+    """The known_issues.yaml nearest at or above the first case file (cases/ by default)."""
     files = case_files(paths)
     where = files[0].parent if files else Path(DEFAULT_CASES)
-    return load_known_issues(where / "known_issues.yaml")
+    return load_known_issues(known_issues_dir(where) / "known_issues.yaml")
 
 
 def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
     paths = args.cases or [DEFAULT_CASES]
     all_cases = load_cases(paths)
     cases = select_tier(all_cases, args.tier)
+    if args.gradients:
+        cases = with_gradients(cases)
     if args.shard:
         try:
             cases = shard(cases, *parse_shard(args.shard))
@@ -67,12 +78,13 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
     out = Path(args.out)
     sink = JsonlSink(out / "results.jsonl")
     records: list[Record] = []
-    progress = Progress(len(cases) * len(targets))
+    per_target = sum(1 + len(c.gradient_outputs) for c in cases)
+    progress = Progress({f"{b}-{d}": per_target for b, d in targets})
 
     def collect(rec: Record) -> None:
         sink(rec)
         records.append(rec)
-        progress.update(rec.status)
+        progress.update(rec.status, f"{rec.backend}-{rec.device}")
 
     print(f"convdiff: {len(cases)} cases x {len(targets)} targets -> {out}/", file=sys.stderr)
     try:
@@ -85,12 +97,7 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
     # Staleness is judged against a whole case directory, never a hand-picked subset.
     whole = all(Path(p).is_dir() for p in paths)
     stale = [e.id for e in known.stale(all_cases, list(REAL_BACKENDS))] if whole else []
-    summary = summarize(records, fingerprint(argv, info.fingerprints, info.skipped), stale)
-    summary["known_issues"] = {e.id: [e.reason, e.link] for e in known.entries}
-    write_summary(out / "summary.json", summary)
-    from reports import write_reports
-
-    write_reports(out, records, summary)
+    summary = write_run_outputs(out, records, info, argv, known, stale)
     print(format_table(summary))
     if summary["drift"]:
         print("\nnormalized error e = max |err| / (u * scale) by kernel size (theory: e <= 4*sqrt(K)):")
@@ -119,15 +126,33 @@ def cmd_validate(args: argparse.Namespace, argv: list[str]) -> int:
     return 0
 
 
+def jobs_arg(text: str) -> int:
+    """--jobs N or --jobs auto (the cores this process may use, as host facts count them)."""
+    if text == "auto":
+        return int(cpu_facts()["cores"])
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number or 'auto', got '{text}'") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return n
+
+
 def cmd_backends(args: argparse.Namespace, argv: list[str]) -> int:
     from .pool import Worker
 
     names = parse_backends(args.backends) if args.backends else list(REAL_BACKENDS)
+    if args.probe:
+        from .probe import probe_command
+
+        return probe_command(names if args.backends else installed_backends(), args.json)
     if args.capabilities:
         from .capabilities import capability_table
 
         print(capability_table(names))
         return 0
+    print(describe_host())
     for name in names:
         backend = get_backend(name)
         reason = backend.unavailable_reason()
@@ -138,7 +163,8 @@ def cmd_backends(args: argparse.Namespace, argv: list[str]) -> int:
         for device in backend.capabilities.devices:
             w = Worker(name, device)
             ok = w.ready()
-            line.append(f"{device}: {'yes' if ok else w.reason}")
+            facts = ", ".join(f"{k}={v}" for k, v in w.host.items())
+            line.append(f"{device}: {'yes' if ok else w.reason}{f' ({facts})' if ok and facts else ''}")
             version = w.version if ok else version
             w.stop()
         print(f"{name:<30} {version:<16} " + "; ".join(line))
@@ -160,7 +186,8 @@ def cmd_repro(args: argparse.Namespace, argv: list[str]) -> int:
 
     get_backend(args.backend)  # unknown names are usage errors
     try:
-        rec = find_record(args.case_id, args.backend, args.device, args.cases or [DEFAULT_CASES], args.results)
+        rec = find_record(args.case_id, args.backend, args.device, args.cases or [DEFAULT_CASES], args.results,
+                          args.output)
         script = script_for(rec)
     except ReproUnavailable as exc:
         raise UsageError(str(exc)) from None
@@ -184,7 +211,7 @@ def cmd_minimize(args: argparse.Namespace, argv: list[str]) -> int:
     get_backend(args.backend)  # unknown names are usage errors
     try:
         case = find_case(args.case_id, args.cases or [DEFAULT_CASES])
-        result = minimize(case, args.backend, args.device, timeout=args.timeout)
+        result = minimize(case, args.backend, args.device, timeout=args.timeout, output=args.output)
     except MinimizeError as exc:
         raise UsageError(str(exc)) from None
     rec = result.record
@@ -204,15 +231,21 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--device", choices=(*DEVICES, "all"), default="cpu")
     run.add_argument("--tier", choices=("smoke", "full"), default="full")
     run.add_argument("--out", default="reports/out", help="output directory (default: reports/out)")
-    run.add_argument("--jobs", type=int, default=1, help="parallel lanes, each with its own warm workers")
+    run.add_argument("--jobs", type=jobs_arg, default=1,
+                     help="parallel lanes, each with its own warm workers; 'auto': one per core this process may use")
     run.add_argument("--timeout", type=float, default=120.0, help="seconds a single case may take")
     run.add_argument("--shard", help="i/n: run only shard i of n (deterministic, cost-balanced)")
     run.add_argument("--tf32", choices=("on", "off"), default="off", help="allow TF32 on CUDA (default off)")
+    run.add_argument("--gradients", action="store_true",
+                     help="also judge grad_input, grad_weight, grad_bias of every case (as if gradients: true)")
     val = sub.add_parser("validate", help="check case files only")
     val.add_argument("paths", nargs="+")
     be = sub.add_parser("backends", help="list backends, versions, devices, and why one is unavailable")
     be.add_argument("--backends", help="only these backends")
     be.add_argument("--capabilities", action="store_true", help="print what each adapter supports natively")
+    be.add_argument("--probe", action="store_true",
+                    help="measure it: one tiny case per capability cell (cached per framework version)")
+    be.add_argument("--json", help="with --probe: also write the measured table to this JSON file")
     rep = sub.add_parser("report", help="merge results.jsonl shards and rebuild summary.json, report.html, junit.xml")
     rep.add_argument("results", nargs="+", help="results.jsonl files (shards)")
     rep.add_argument("--out", default="reports/out", help="output directory (default: reports/out)")
@@ -223,9 +256,10 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--device", choices=DEVICES, default="cpu")
     rp.add_argument("--cases", nargs="*", help="case files or directories (default: cases/)")
     rp.add_argument("--results", help="take the result from this results.jsonl instead of running the case")
+    rp.add_argument("--output", choices=OUTPUTS, default="out", help="which result: out (forward) or a gradient")
     st = sub.add_parser("selftest", help="run every mutant:* backend over the smoke tier: is each bug class caught and named?")
     st.add_argument("cases", nargs="*", help="case files or directories (default: cases/)")
-    st.add_argument("--jobs", type=int, default=1, help="parallel lanes, each with its own warm workers")
+    st.add_argument("--jobs", type=jobs_arg, default=1, help="parallel lanes, each with its own warm workers, or 'auto'")
     st.add_argument("--timeout", type=float, default=120.0, help="seconds a single case may take")
     mz = sub.add_parser("minimize", help="shrink a failing case while its status and diagnosis persist")
     mz.add_argument("case_id", help="case id, or FILE::ID when ids repeat across files")
@@ -234,11 +268,34 @@ def build_parser() -> argparse.ArgumentParser:
     mz.add_argument("--cases", nargs="*", help="case files or directories (default: cases/)")
     mz.add_argument("--out", default="reports/out/minimized", help="output directory (default: reports/out/minimized)")
     mz.add_argument("--timeout", type=float, default=120.0, help="seconds a single candidate may take")
+    mz.add_argument("--output", choices=OUTPUTS, default="out", help="the result to keep failing: out or a gradient")
+    sub.add_parser("schema", help="print the JSON Schema of a case file (cases/case.schema.json)")
+    from .fuzz import add_parser as add_fuzz_parser
+
+    add_fuzz_parser(sub)
+    add_extract_parser(sub)
     return p
 
 
+def cmd_fuzz(args: argparse.Namespace, argv: list[str]) -> int:
+    from .fuzz import FuzzUsage, run_fuzz
+
+    try:
+        return run_fuzz(args, argv)
+    except FuzzUsage as exc:
+        raise UsageError(str(exc)) from None
+
+
+def cmd_schema(args: argparse.Namespace, argv: list[str]) -> int:
+    from .case_schema import schema_text
+
+    print(schema_text(), end="")
+    return 0
+
+
 COMMANDS = {"run": cmd_run, "validate": cmd_validate, "backends": cmd_backends, "report": cmd_report,
-            "repro": cmd_repro, "selftest": cmd_selftest, "minimize": cmd_minimize}
+            "repro": cmd_repro, "selftest": cmd_selftest, "minimize": cmd_minimize, "fuzz": cmd_fuzz,
+            "schema": cmd_schema, "extract": cmd_extract}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -39,11 +39,23 @@ def _ranges(indices: np.ndarray) -> str:
     return ",".join(out)
 
 
-def locate(case: Case, ratio: np.ndarray, bad: np.ndarray) -> dict[str, Any]:
+def _axis_names(case: Case, output: str) -> tuple[str, ...]:
+    """Axis names of an output, channels first: data (N, C, *spatial), weight (O, I, *k), bias (-, C)."""
+    if output == "grad_weight":
+        return ("I", "O", *(f"k{n}" for n in SPATIAL_NAMES[case.rank])) if case.transpose else \
+            ("O", "I", *(f"k{n}" for n in SPATIAL_NAMES[case.rank]))
+    if output == "grad_bias":
+        return ("-", "C")
+    return ("N", "C", *SPATIAL_NAMES[case.rank])
+
+
+def locate(case: Case, ratio: np.ndarray, bad: np.ndarray, output: str = "out") -> dict[str, Any]:
     """Where the errors sit: per-axis profile of the worst ratio, and border vs interior."""
-    if case.channels_last:
+    if output == "grad_bias":  # (C,) seen as (1, C), so the profile and heat map keep their form
+        ratio, bad = ratio.reshape(1, -1), bad.reshape(1, -1)
+    elif case.channels_last and output in ("out", "grad_input"):
         ratio, bad = np.moveaxis(ratio, -1, 1), np.moveaxis(bad, -1, 1)
-    names = ("N", "C", *SPATIAL_NAMES[case.rank])
+    names = _axis_names(case, output)
     axes = {}
     for ax, name in enumerate(names):
         others = tuple(i for i in range(ratio.ndim) if i != ax)
@@ -88,8 +100,8 @@ def _heat_slice(ratio: np.ndarray, worst: tuple, names: tuple[str, ...]) -> dict
 
 
 def compare(case: Case, out: np.ndarray, out_dtype: str, ref: np.ndarray, scale: np.ndarray,
-            tf32: bool = False) -> Verdict:
-    """Decide pass / mismatch / shape_mismatch for one backend result."""
+            tf32: bool = False, output: str = "out") -> Verdict:
+    """Decide pass / mismatch / shape_mismatch for one backend result (`output`: out or a gradient)."""
     if tuple(out.shape) != tuple(ref.shape):
         return Verdict("shape_mismatch", message=f"output shape {tuple(out.shape)}, expected {tuple(ref.shape)}")
     if out_dtype != case.dtype:
@@ -97,7 +109,7 @@ def compare(case: Case, out: np.ndarray, out_dtype: str, ref: np.ndarray, scale:
     out64 = np.asarray(out, dtype=np.float64)
     finite = np.isfinite(out64)
     err = np.abs(out64 - ref)
-    bound = error_bound(case, ref, scale, tf32)
+    bound = error_bound(case, ref, scale, tf32, output)
     # Where exact arithmetic makes the bound 0, measure errors in units of one rounding
     # at that element instead, so the ratio stays finite and sortable.
     unit = np.maximum(bound, UNIT_ROUNDOFF[case.dtype] * scale + np.finfo(np.float64).tiny)
@@ -111,12 +123,12 @@ def compare(case: Case, out: np.ndarray, out_dtype: str, ref: np.ndarray, scale:
         kinds = "NaN" if np.isnan(out64).any() else "Inf"
         return Verdict("mismatch", max_err, _json_float(rel), None,
                        f"{nonfinite} non-finite output element(s) ({kinds}) where the reference is finite",
-                       locate(case, ratio, ~finite))
+                       locate(case, ratio, ~finite, output))
     worst = float(np.max(ratio)) if ratio.size else 0.0
     bad = ratio > 1.0
     if not bad.any():
         return Verdict("pass", max_err, _json_float(rel), worst)
-    where = locate(case, ratio, bad)
+    where = locate(case, ratio, bad, output)
     return Verdict("mismatch", max_err, _json_float(rel), _json_float(worst),
                    f"{where['bad']}/{where['total']} elements beyond the bound ({where['region']}); "
                    f"max |err| {max_err:.3g}, {_fmt_ratio(worst)} x bound", where)

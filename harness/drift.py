@@ -65,8 +65,8 @@ def analyze(records: Iterable[Record]) -> list[DriftCurve]:
     by_case: dict[str, dict[str, float]] = defaultdict(dict)
     curves: dict[tuple[str, str, str], DriftCurve] = {}
     for rec in records:
-        if "drift" not in rec.params.get("tags", []):
-            continue
+        if "drift" not in rec.params.get("tags", []) or rec.output != "out":
+            continue  # the forward output's K and scale only (gradients have their own K)
         e = normalized_error(rec)
         if e is None:
             continue

@@ -27,6 +27,7 @@ class Inputs:
     x: np.ndarray  # in the case layout
     w: np.ndarray  # canonical weight layout
     b: np.ndarray | None
+    dy: np.ndarray | None = None  # upstream gradient, output shape in the case layout (case.gradients only)
 
 
 def integer_amplitude(case: Case) -> int:
@@ -49,17 +50,23 @@ def _draw(rng: np.random.Generator, kind: str, shape: tuple[int, ...], amplitude
 
 
 def make_inputs(case: Case) -> Inputs:
-    """x, w, b for the case; x is generated channels-first, so both layouts see the same data."""
+    """x, w, b (and dy for a gradient case) from the seed; x and dy are generated channels-first,
+    so both layouts see the same data. dy is drawn last: x, w, b do not depend on `gradients`."""
     rng = np.random.default_rng(case.seed)
     dtype = NUMPY_DTYPES[case.dtype]
     amp = integer_amplitude(case) if case.data == "integers" else 0
     x = _draw(rng, case.data, (case.batch, case.in_channels, *case.input_size), amp)
     w = _draw(rng, case.data, case.weight_shape, amp)
     b = _draw(rng, case.data, (case.out_channels,), amp) if case.bias else None
+    dy = None
+    if case.gradient_outputs and case.geometry is not None:
+        dy = _draw(rng, case.data, (case.batch, case.out_channels, *case.geometry.out_size), amp)
     if case.channels_last:
         x = np.moveaxis(x, 1, -1)
+        dy = None if dy is None else np.moveaxis(dy, 1, -1)
     return Inputs(
         x=np.ascontiguousarray(x).astype(dtype),
         w=np.ascontiguousarray(w).astype(dtype),
         b=None if b is None else b.astype(dtype),
+        dy=None if dy is None else np.ascontiguousarray(dy).astype(dtype),
     )

@@ -7,25 +7,34 @@ when every dimension equals it), a list of alternatives, a glob for strings, or 
 {min, max} range (per-dimension parameters match when any dimension is in range).
 `case` globs treat brackets literally (swept ids contain them); only * and ? are
 wildcards. `when` is an expression over the parameters (see predicate.py), for
-relations a value cannot express.
+relations a value cannot express. `output` selects what is judged: `out` (the forward
+result, the default when absent), `grad_input`, `grad_weight`, `grad_bias`, a list or a glob
+(`grad_*`, `*`).
+
+`host` selects on host facts (harness/host.py FACTS): the machine's CPU and what the
+target's framework decided from it, read live in its worker, e.g. `host: {tf_onednn:
+false}` or `host: {cpu_flags: {lacks: avx512_bf16}}`. A value is a scalar, a list of
+alternatives, {min, max}, or {has: X} / {lacks: X} for the list-valued cpu_flags. An
+entry with `host` never matches a target that does not report the fact.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .case import Case
+from .host import FACTS
 from .predicate import PredicateError, compile_predicate, evaluate
 from .records import STATUSES
 from .schema import CASE_FIELDS
 from .yamlmap import InputError, LineList, LineMap, load_yaml
 
-ENTRY_FIELDS = ("id", "backend", "device", "cases", "status", "reason", "link")
-SELECTOR_FIELDS = (*CASE_FIELDS, "file", "case", "when")
+ENTRY_FIELDS = ("id", "backend", "device", "host", "cases", "status", "reason", "link")
+SELECTOR_FIELDS = (*CASE_FIELDS, "file", "case", "when", "output")
 
 
 def _as_list(v: Any) -> list:
@@ -47,6 +56,15 @@ def _match_value(want: Any, have: Any) -> bool:
     return want == have
 
 
+def _match_fact(want: Any, have: Any) -> bool:
+    if isinstance(want, dict) and ("has" in want or "lacks" in want):
+        flags = set(have) if isinstance(have, list) else {have}
+        return set(_as_list(want.get("has", []))) <= flags and not set(_as_list(want.get("lacks", []))) & flags
+    if isinstance(have, list):  # a list fact against a scalar: it must contain it
+        return any(_match_fact(want, h) for h in have)
+    return _match_value(want, have)
+
+
 def _literal_glob(text: str, pattern: str) -> bool:
     """Glob with only * and ? special: case ids carry brackets, which fnmatch would misread."""
     regex = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
@@ -63,16 +81,27 @@ class KnownIssue:
     reason: str
     link: str
     when: Any = None  # compiled predicate, or None
+    host: dict[str, Any] = field(default_factory=dict)
 
-    def matches(self, case: Case, backend: str, device: str) -> bool:
+    def host_matches(self, facts: dict[str, Any]) -> bool:
+        return all(key in facts and _match_fact(want, facts[key]) for key, want in self.host.items())
+
+    def matches(self, case: Case, backend: str, device: str, host: dict[str, Any] | None = None,
+                output: str | None = "out") -> bool:
+        """`host`: the target's host facts; None means "any host" (collection, the stale check).
+        `output`: what the record judges (out or a gradient); None means "any output"."""
+        if output is not None and not _match_value(self.cases.get("output", "out"), output):
+            return False
         if not any(fnmatch.fnmatchcase(backend, b) for b in self.backend):
             return False
         if self.device and device not in self.device:
             return False
+        if host is not None and not self.host_matches(host):
+            return False
         params = case.params()
         for key, want in self.cases.items():
             have = {"case": case.id, "file": Path(case.file).name, "tags": None}.get(key, params.get(key))
-            if key == "when":
+            if key in ("when", "output"):
                 continue
             if key == "case":
                 if not any(_literal_glob(case.id, w) for w in _as_list(want)):
@@ -96,11 +125,16 @@ class KnownIssues:
     def __init__(self, entries: list[KnownIssue]) -> None:
         self.entries = entries
 
-    def match(self, case: Case, backend: str, device: str) -> KnownIssue | None:
+    def match(self, case: Case, backend: str, device: str, host: dict[str, Any] | None = None,
+              output: str = "out") -> KnownIssue | None:
         for entry in self.entries:
-            if entry.matches(case, backend, device):
+            if entry.matches(case, backend, device, host, output):
                 return entry
         return None
+
+    def candidates(self, case: Case, backend: str, device: str, output: str = "out") -> list[KnownIssue]:
+        """Entries that match on some host: decided for this one once its facts are known."""
+        return [e for e in self.entries if e.matches(case, backend, device, None, output)]
 
     def stale(self, cases: list[Case], backends: list[str]) -> list[KnownIssue]:
         """Entries matching no case of the corpus on any backend they name: a typo, or a removed case.
@@ -111,7 +145,7 @@ class KnownIssues:
         for e in self.entries:
             names = [b for b in backends if any(fnmatch.fnmatchcase(b, p) for p in e.backend)]
             devices = e.device or ["cpu", "cuda"]
-            if not any(e.matches(c, b, d) for c in cases for b in names for d in devices):
+            if not any(e.matches(c, b, d, None, None) for c in cases for b in names for d in devices):
                 out.append(e)
         return out
 
@@ -152,9 +186,25 @@ def load_known_issues(path: str | Path) -> KnownIssues:
                 when = compile_predicate(str(cases["when"]))
             except PredicateError as exc:
                 raise InputError(path, cases.lines["when"], "cases.when", str(exc)) from None
+        host = _load_host(path, raw)
         entries.append(KnownIssue(
             id=str(raw["id"]), backend=[str(b) for b in _as_list(raw["backend"])],
             device=[str(d) for d in _as_list(raw.get("device") or [])], cases=dict(cases),
-            status=statuses, reason=str(raw["reason"]), link=str(raw["link"]), when=when,
+            status=statuses, reason=str(raw["reason"]), link=str(raw["link"]), when=when, host=host,
         ))
     return KnownIssues(entries)
+
+
+def _load_host(path: str, raw: LineMap) -> dict[str, Any]:
+    host = raw.get("host")
+    if host is None:
+        return {}
+    if not isinstance(host, dict) or not host:
+        raise InputError(path, raw.lines["host"], "host", "must be a non-empty mapping of host facts")
+    for key, want in host.items():
+        where = host.lines[key] if isinstance(host, LineMap) else raw.lines["host"]
+        if key not in FACTS:
+            raise InputError(path, where, f"host.{key}", f"unknown host fact (known: {', '.join(FACTS)})")
+        if isinstance(want, dict) and not set(want) <= {"has", "lacks", "min", "max"}:
+            raise InputError(path, where, f"host.{key}", "a mapping must use has/lacks or min/max")
+    return dict(host)

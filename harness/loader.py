@@ -112,12 +112,22 @@ def _one_case(path: str, raw_line: int, case_id: str, mapping: dict, lines: dict
     return case
 
 
+def known_issues_dir(directory: str | os.PathLike) -> Path:
+    """The directory whose known_issues.yaml governs case files in `directory`: the nearest
+    one at or above it, so cases/models/ and cases/found/ share cases/known_issues.yaml."""
+    start = Path(directory).resolve()
+    for d in (start, *start.parents):
+        if (d / "known_issues.yaml").exists():
+            return d
+    return start
+
+
 def case_files(paths: Iterable[str | os.PathLike]) -> list[Path]:
-    """Expand directories to their *.yaml case files, sorted; keep explicit files."""
+    """Expand directories to their *.yaml case files, subdirectories included, sorted; keep explicit files."""
     files: list[Path] = []
     for p in map(Path, paths):
         if p.is_dir():
-            files.extend(sorted(f for f in p.glob("*.yaml") if f.name not in NOT_CASE_FILES))
+            files.extend(sorted(f for f in p.rglob("*.yaml") if f.name not in NOT_CASE_FILES))
         else:
             files.append(p)
     return files

@@ -11,6 +11,7 @@ that `convdiff validate` accepts, plus the standalone reproducer when one exists
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -26,7 +27,7 @@ from .inputs import make_inputs
 from .loader import load_cases
 from .pool import Worker
 from .records import Record
-from .runner import judge, oracle_for
+from .runner import judge, judge_case, oracle_for
 from .schema import CASE_FIELDS
 
 Fields = dict[str, Any]
@@ -134,10 +135,13 @@ SHRINKERS: list[Callable[[Fields], Iterator[Fields]]] = [
 
 
 class Probe:
-    """Runs candidate cases on one warm worker and says whether the failure persists."""
+    """Runs candidate cases on one warm worker and says whether the failure persists.
 
-    def __init__(self, backend: str, device: str, timeout: float) -> None:
-        self.backend, self.timeout = backend, timeout
+    `output`: the result judged (`out`, or a gradient: the case then runs its backward pass).
+    """
+
+    def __init__(self, backend: str, device: str, timeout: float, output: str = "out") -> None:
+        self.backend, self.timeout, self.output = backend, timeout, output
         self.worker = Worker(backend, device)
         if not self.worker.ready():
             raise MinimizeError(f"{backend}-{device} cannot run: {self.worker.reason}")
@@ -145,9 +149,19 @@ class Probe:
 
     def run(self, case: Case) -> Record:
         self.tried += 1
+        if self.output != "out" and not case.gradients:
+            case = dataclasses.replace(case, gradients=True)
         inputs = make_inputs(case)
         payload = self.worker.submit(case, inputs) or self.worker.collect(self.timeout)
-        return judge(case, self.backend, self.worker, payload, oracle_for(case, inputs), None, inputs)
+        if self.output == "out":
+            return judge(case, self.backend, self.worker, payload, oracle_for(case, inputs), None, inputs)
+        records = judge_case(case, self.backend, self.worker, payload, oracle_for(case, inputs), None, inputs)
+        found = [r for r in records if r.output == self.output]
+        if not found:  # e.g. grad_bias of a candidate without a bias: the failure does not persist
+            return Record(case_id=case.id, file=case.file, op=case.op, params=case.params(), backend=self.backend,
+                          backend_version=self.worker.version, device=self.worker.device, dtype=case.dtype,
+                          status="pass", output=self.output, message=f"no {self.output} for this candidate")
+        return found[0]
 
     def stop(self) -> None:
         self.worker.stop()
@@ -161,19 +175,20 @@ def _build(f: Fields, case_id: str, file: str) -> Case | None:
 
 
 def minimize(case: Case, backend: str, device: str = "cpu", timeout: float = 60.0,
-             probe: Probe | None = None) -> Minimized:
+             probe: Probe | None = None, output: str = "out") -> Minimized:
     """The smallest case (greedy) with the same status and diagnosis as `case` on `backend`.
 
     A caller that already holds a warm `probe` for the backend passes it (and stops it).
     """
     start = time.monotonic()
     own = probe is None
-    probe = probe or Probe(backend, device, timeout)
+    probe = probe or Probe(backend, device, timeout, output)
     tried0 = probe.tried
     try:
         first = probe.run(case)
         if first.status in ("pass", "unsupported"):
-            raise MinimizeError(f"{case.id} gives '{first.status}' on {backend}-{device}: nothing to minimize")
+            what = "" if probe.output == "out" else f" for {probe.output}"
+            raise MinimizeError(f"{case.id} gives '{first.status}'{what} on {backend}-{device}: nothing to minimize")
         want = (first.status, first.diagnosis)
         best, best_rec, fields = case, first, fields_of(case)
         for _ in range(MAX_PASSES):
@@ -219,7 +234,7 @@ def case_yaml(result: Minimized) -> str:
 
 def _is_default(name: str, value: Any) -> bool:
     """Fields left out of the written case because they say what the schema default says."""
-    plain = {"batch": 1, "groups": 1, "bias": False, "layout": "channels_first", "expect": "valid"}
+    plain = {"batch": 1, "groups": 1, "bias": False, "layout": "channels_first", "expect": "valid", "gradients": False}
     if name in plain:
         return value == plain[name]
     if name in ("stride", "dilation"):

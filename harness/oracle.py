@@ -28,43 +28,67 @@ def _pad_or_crop(x: np.ndarray, pads: Pads) -> np.ndarray:
     return x[(slice(None), slice(None), *crop)]
 
 
-def conv_forward(
-    x: np.ndarray, w: np.ndarray, stride: tuple[int, ...], dilation: tuple[int, ...],
+def windows(
+    x: np.ndarray, kernel: tuple[int, ...], stride: tuple[int, ...], dilation: tuple[int, ...],
     pads: Pads, groups: int,
 ) -> np.ndarray:
-    """Cross-correlation: x (N, C, *L), w (O, C/g, *k) -> (N, O, *out)."""
+    """Read-only window view of the padded x (N, C, *L): (N, G, C/G, *out, *k)."""
     x = _pad_or_crop(x, pads)
     n, c = x.shape[:2]
-    o, k = w.shape[0], w.shape[2:]
-    rank = len(k)
-    out = tuple((x.shape[2 + i] - dilation[i] * (k[i] - 1) - 1) // stride[i] + 1 for i in range(rank))
+    rank = len(kernel)
+    out = tuple((x.shape[2 + i] - dilation[i] * (kernel[i] - 1) - 1) // stride[i] + 1 for i in range(rank))
     st = x.strides
-    view = as_strided(
+    return as_strided(
         x,
-        shape=(n, groups, c // groups, *out, *k),
+        shape=(n, groups, c // groups, *out, *kernel),
         strides=(st[0], st[1] * (c // groups), st[1],
                  *(st[2 + i] * stride[i] for i in range(rank)),
                  *(st[2 + i] * dilation[i] for i in range(rank))),
         writeable=False,
     )
+
+
+def axis_letters(rank: int) -> tuple[str, str]:
+    """einsum letters for the spatial axes of the output and of the kernel."""
+    return string.ascii_lowercase[:rank], string.ascii_lowercase[10:10 + rank]
+
+
+def conv_forward(
+    x: np.ndarray, w: np.ndarray, stride: tuple[int, ...], dilation: tuple[int, ...],
+    pads: Pads, groups: int,
+) -> np.ndarray:
+    """Cross-correlation: x (N, C, *L), w (O, C/g, *k) -> (N, O, *out)."""
+    o, k = w.shape[0], w.shape[2:]
+    view = windows(x, k, stride, dilation, pads, groups)
+    n, c = view.shape[0], view.shape[1] * view.shape[2]
     wg = w.reshape(groups, o // groups, c // groups, *k)
-    sp, kk = string.ascii_lowercase[:rank], string.ascii_lowercase[10:10 + rank]
+    sp, kk = axis_letters(len(k))
     y = np.einsum(f"NGC{sp}{kk},GOC{kk}->NGO{sp}", view, wg, optimize=True)
-    return y.reshape(n, o, *out)
+    return y.reshape(n, o, *view.shape[3:3 + len(k)])
+
+
+def conv_transpose_forward(
+    x: np.ndarray, w: np.ndarray, stride: tuple[int, ...], dilation: tuple[int, ...],
+    pads: Pads, extend: tuple[int, ...], groups: int,
+) -> np.ndarray:
+    """Transposed conv: x (N, C, *L), w (C, O/g, *k) -> (N, O, *out); the full output extended
+    by `extend` at the end, then `pads` cropped (Geometry's convention)."""
+    n, c, *length = x.shape
+    up = np.zeros((n, c, *((m - 1) * s + 1 for m, s in zip(length, stride))), dtype=x.dtype)
+    up[(slice(None), slice(None), *(slice(None, None, s) for s in stride))] = x
+    cin, og, *k = w.shape
+    g = groups
+    wf = w.reshape(g, cin // g, og, *k).swapaxes(1, 2).reshape(g * og, cin // g, *k)
+    wf = wf[(slice(None), slice(None), *(slice(None, None, -1),) * len(k))]
+    reach = [d * (kk - 1) for d, kk in zip(dilation, k)]
+    crop = tuple((r - pb, r - pa + e) for r, (pb, pa), e in zip(reach, pads, extend))
+    return conv_forward(up, wf, (1,) * len(k), dilation, crop, g)
 
 
 def _transpose_as_forward(x: np.ndarray, w: np.ndarray, case: Case) -> np.ndarray:
-    geo, g = case.geometry, case.groups
+    geo = case.geometry
     assert geo is not None
-    n, c, *length = x.shape
-    up = np.zeros((n, c, *((m - 1) * s + 1 for m, s in zip(length, case.stride))), dtype=x.dtype)
-    up[(slice(None), slice(None), *(slice(None, None, s) for s in case.stride))] = x
-    cin, og, *k = w.shape
-    wf = w.reshape(g, cin // g, og, *k).swapaxes(1, 2).reshape(g * og, cin // g, *k)
-    wf = wf[(slice(None), slice(None), *(slice(None, None, -1),) * len(k))]
-    reach = [d * (kk - 1) for d, kk in zip(case.dilation, k)]
-    pads = tuple((r - pb, r - pa + e) for r, (pb, pa), e in zip(reach, geo.pads, geo.extend))
-    return conv_forward(up, wf, (1,) * len(k), case.dilation, pads, g)
+    return conv_transpose_forward(x, w, case.stride, case.dilation, geo.pads, geo.extend, case.groups)
 
 
 def _convolve(case: Case, x: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> np.ndarray:

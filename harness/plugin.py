@@ -7,6 +7,7 @@ failing status than the one known still fails.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
@@ -16,11 +17,12 @@ import pytest
 from backends.registry import UnknownBackend, get_backend, installed_backends, parse_backends
 
 from .case import Case
+from .host import cpu_facts, merged
 from .inputs import make_inputs
-from .known_issues import KnownIssues, load_known_issues
-from .loader import NOT_CASE_FILES, load_file
-from .pool import Worker
-from .runner import judge, oracle_for
+from .known_issues import KnownIssue, KnownIssues, load_known_issues
+from .loader import NOT_CASE_FILES, known_issues_dir, load_file
+from .pool import Worker, stop_all
+from .runner import gradient_oracle_for, judge, judge_case, oracle_for
 from .yamlmap import InputError
 
 ORACLE_CACHE = 8  # items of one case run back to back: a few entries are enough
@@ -32,6 +34,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--device", default="cpu", choices=("cpu", "cuda", "all"), help="convdiff device(s)")
     g.addoption("--tier", default="full", choices=("smoke", "full"), help="smoke: smoke cases only")
     g.addoption("--convdiff-timeout", type=float, default=120.0, help="seconds one case may take")
+    g.addoption("--gradients", action="store_true", help="also judge every case's gradients (as if gradients: true)")
 
 
 class ExpectedDivergence(AssertionError):
@@ -52,6 +55,10 @@ class ConvdiffState:
         self.timeout = config.getoption("convdiff_timeout")
         self.workers: dict[str, Worker] = {}
         self.oracles: OrderedDict[str, Any] = OrderedDict()
+        self.gradients = bool(config.getoption("gradients"))
+        # a gradient case's items (out, grad_*) share one worker answer and one gradient oracle
+        self.answers: OrderedDict[tuple[str, str, str], Any] = OrderedDict()
+        self.grad_oracles: OrderedDict[str, Any] = OrderedDict()
         self.known: dict[Path, KnownIssues] = {}
         self.collected: dict[Path, list[Case]] = {}  # every case seen, all tiers, per directory
 
@@ -78,9 +85,26 @@ class ConvdiffState:
                 self.oracles.popitem(last=False)
         return self.oracles[key]
 
+    def answer(self, case: Case, worker: Worker, inputs: Any) -> dict[str, Any]:
+        """The worker's payload for a case, run once for all of its items (forward and gradients)."""
+        key = (f"{case.file}::{case.id}", worker.backend, worker.device)
+        if key not in self.answers:
+            worker.submit(case, inputs)
+            self.answers[key] = worker.collect(self.timeout)
+            while len(self.answers) > ORACLE_CACHE:
+                self.answers.popitem(last=False)
+        return self.answers[key]
+
+    def grad_oracle(self, case: Case, inputs: Any) -> dict[str, Any]:
+        key = f"{case.file}::{case.id}"
+        if key not in self.grad_oracles:
+            self.grad_oracles[key] = gradient_oracle_for(case, inputs)
+            while len(self.grad_oracles) > ORACLE_CACHE:
+                self.grad_oracles.popitem(last=False)
+        return self.grad_oracles[key]
+
     def close(self) -> None:
-        for w in self.workers.values():
-            w.stop()
+        stop_all(list(self.workers.values()))
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -109,7 +133,9 @@ STATE = pytest.StashKey[ConvdiffState]()
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    if file_path.suffix == ".yaml" and file_path.parent.name == "cases" and file_path.name not in NOT_CASE_FILES:
+    # cases/*.yaml and their subdirectories (cases/models/, cases/found/)
+    in_cases = "cases" in file_path.parent.parts[-2:]
+    if file_path.suffix == ".yaml" and in_cases and file_path.name not in NOT_CASE_FILES:
         return CaseFile.from_parent(parent, path=file_path)
     return None
 
@@ -118,27 +144,31 @@ class CaseFile(pytest.File):
     def collect(self):
         state = self.config.stash[STATE]
         cases = load_file(self.path)
-        known = state.known_for(self.path.parent)
-        state.collected.setdefault(self.path.parent, []).extend(cases)
+        where = known_issues_dir(self.path.parent)  # cases/models/ uses cases/known_issues.yaml
+        known = state.known_for(where)
+        state.collected.setdefault(where, []).extend(cases)
         for case in cases:
             if state.tier == "smoke" and case.tier != "smoke":
                 continue
+            if state.gradients and not case.gradients:
+                case = dataclasses.replace(case, gradients=True)
             for backend in state.backends:
                 adapter = get_backend(backend)
                 for device in state.devices:
                     if device not in adapter.capabilities.devices:
                         continue
-                    item = CaseItem.from_parent(self, name=f"{case.id}[{backend}-{device}]",
-                                                case=case, backend=backend, device=device)
-                    reason = adapter.unavailable_reason()
-                    if reason:
-                        item.add_marker(pytest.mark.skip(reason=reason))
-                    entry = known.match(case, backend, device)
-                    if entry is not None:
-                        item.add_marker(pytest.mark.xfail(reason=f"{entry.id}: {entry.reason} ({entry.link})",
-                                                          raises=ExpectedDivergence, strict=False))
-                        item.known_status = entry.status
-                    yield item
+                    for output in ("out", *case.gradient_outputs):
+                        suffix = "" if output == "out" else f"-{output}"  # forward ids stay as they were
+                        item = CaseItem.from_parent(self, name=f"{case.id}[{backend}-{device}{suffix}]",
+                                                    case=case, backend=backend, device=device, output=output)
+                        reason = adapter.unavailable_reason()
+                        if reason:
+                            item.add_marker(pytest.mark.skip(reason=reason))
+                        item.known = known.candidates(case, backend, device, output)
+                        item.forward_known = known.candidates(case, backend, device) if output != "out" else []
+                        if item.known and not any(e.host for e in item.known):
+                            item.expect(item.known[0])
+                        yield item
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, InputError):
@@ -147,21 +177,48 @@ class CaseFile(pytest.File):
 
 
 class CaseItem(pytest.Item):
-    def __init__(self, *, case: Case, backend: str, device: str, **kw: Any) -> None:
+    def __init__(self, *, case: Case, backend: str, device: str, output: str = "out", **kw: Any) -> None:
         super().__init__(**kw)
-        self.case, self.backend, self.device = case, backend, device
+        self.case, self.backend, self.device, self.output = case, backend, device, output
+        self.forward_known: list[KnownIssue] = []  # a gradient item whose forward failed takes these
         self.known_status: list[str] = []
+        self.known: list[KnownIssue] = []  # entries matching on some host; `host:` ones decided at run time
         self.record = None
+
+    def expect(self, entry: KnownIssue) -> None:
+        self.add_marker(pytest.mark.xfail(reason=f"{entry.id}: {entry.reason} ({entry.link})",
+                                          raises=ExpectedDivergence, strict=False))
+        self.known_status = entry.status
 
     def runtest(self) -> None:
         state = self.config.stash[STATE]
         worker = state.worker(self.backend, self.device)
         if worker.reason:
             pytest.skip(f"{self.backend}-{self.device}: {worker.reason}")
+        if any(e.host for e in self.known):
+            # Host-dependent entries: the worker's live facts decide. pytest reads xfail marks
+            # added during the call when none was there at setup.
+            facts = merged(cpu_facts(), worker.host)
+            entry = next((e for e in self.known if e.host_matches(facts)), None)
+            if entry is not None:
+                self.expect(entry)
         inputs, oracle = state.oracle(self.case)
-        worker.submit(self.case, inputs)
-        payload = worker.collect(state.timeout)
-        rec = judge(self.case, self.backend, worker, payload, oracle, None, inputs)
+        payload = state.answer(self.case, worker, inputs) if self.case.gradient_outputs else None
+        if payload is None:
+            worker.submit(self.case, inputs)
+            payload = worker.collect(state.timeout)
+        if self.output == "out":
+            rec = judge(self.case, self.backend, worker, payload, oracle, None, inputs)
+        else:
+            recs = judge_case(self.case, self.backend, worker, payload, oracle, None, inputs,
+                              state.grad_oracle(self.case, inputs))
+            rec = next(r for r in recs if r.output == self.output)
+            sub = (payload.get("grads") or {}).get(self.output) or {"inherited": True}
+            if sub.get("inherited") and not self.known_status and self.forward_known:
+                facts = merged(cpu_facts(), worker.host)
+                entry = next((e for e in self.forward_known if e.host_matches(facts)), None)
+                if entry is not None:
+                    self.expect(entry)  # the backward pass never ran: the forward's known issue stands
         self.record = rec
         if rec.status == "unsupported":
             pytest.skip(f"unsupported: {rec.message}")
@@ -178,8 +235,10 @@ class CaseItem(pytest.Item):
             lines.append(f"max |err| {rec.max_abs_err:.3g}, bound ratio {rec.bound_ratio:.3g}")
         lines += ["call:", *("    " + ln for ln in rec.translation.splitlines()),
                   f"case: {self.case.file}:{self.case.line}  seed {self.case.seed}",
-                  f"repro: convdiff repro '{Path(self.case.file).name}::{self.case.id}' --backend {self.backend} --device {self.device}"]
+                  f"repro: convdiff repro '{Path(self.case.file).name}::{self.case.id}' --backend {self.backend} --device {self.device}"
+                  + (f" --output {self.output}" if self.output != "out" else "")]
         return "\n".join(lines)
 
     def reportinfo(self):
-        return self.path, self.case.line - 1, f"{self.case.id} on {self.backend}-{self.device}"
+        what = "" if self.output == "out" else f" ({self.output})"
+        return self.path, self.case.line - 1, f"{self.case.id} on {self.backend}-{self.device}{what}"

@@ -10,6 +10,7 @@ import sys
 import tempfile
 import time
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
@@ -38,10 +39,12 @@ class Worker:
         self.proc: subprocess.Popen | None = None
         self.conn: Any = None   # worker -> controller
         self.send_conn: Any = None  # controller -> worker
+        self.sender: ThreadPoolExecutor | None = None  # writes to send_conn, in order (see _send)
         self.log: Any = None    # the worker's stderr, kept for crash messages
         self.reason: str | None = None  # why this backend/device cannot run here
         self.version = "unknown"
         self.fingerprint: dict[str, str] = {}
+        self.host: dict[str, Any] = {}   # what the framework decided from the host (Backend.host_facts)
         self.started_at = 0.0
         self.inflight: deque[tuple[Case, Inputs]] = deque()
         self.head_since = 0.0  # when the worker became free for the oldest case in flight
@@ -72,6 +75,7 @@ class Worker:
         os.close(from_w_w)
         self.conn = Connection(from_w_r, writable=False)
         self.send_conn = Connection(to_w_w, readable=False)
+        self.sender = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"send-{self.target}")
         self.started_at = time.monotonic()
 
     def _last_log_line(self) -> str:
@@ -106,15 +110,32 @@ class Worker:
             self.kill()
             return False
         self.reason, self.version, self.fingerprint = info["reason"], info["version"], info["fingerprint"]
+        self.host = info.get("host", {})
         if self.reason:
             self.kill()
         return self.reason is None
+
+    def _send(self, message: tuple) -> None:
+        """Write one message from the sender thread, in order. The controller must never block on a
+        write: with a large case queued behind one whose large answer the worker is writing, both
+        pipes fill and each side waits for the other (model-sized tensors are megabytes)."""
+        conn = self.send_conn
+
+        def write() -> None:
+            with contextlib.suppress(OSError, ValueError):  # a dead worker shows in collect()
+                conn.send(message)
+
+        if self.sender is not None:
+            self.sender.submit(write)
 
     def kill(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
         if self.proc is not None:
             self.proc.wait()
+        if self.sender is not None:
+            self.sender.shutdown(wait=True, cancel_futures=True)  # its write fails now the worker is gone
+            self.sender = None
         for c in (self.conn, self.send_conn):
             if c is not None:
                 c.close()
@@ -122,12 +143,12 @@ class Worker:
 
     def stop(self) -> None:
         """Ask the worker to exit, and kill it if it lingers (framework teardown can take seconds)."""
+        stop_all([self])
+
+    def _finish_stop(self, deadline: float) -> None:
         if self.proc is not None and self.proc.poll() is None:
-            try:
-                self.send_conn.send(("stop",))
-                self.proc.wait(0.2)
-            except (OSError, subprocess.TimeoutExpired):
-                pass
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(max(0.0, deadline - time.monotonic()))
         self.kill()
         if self.log is not None:
             self.log.close()
@@ -138,9 +159,7 @@ class Worker:
         """Queue a case. The worker answers in order, so several may be in flight (pipelining)."""
         self.inflight.append((case, inputs))
         if self.proc is not None:
-            # If the worker died, collect() reports it and resends the rest.
-            with contextlib.suppress(OSError):
-                self.send_conn.send(("run", case, inputs))
+            self._send(("run", case, inputs))  # if the worker died, collect() reports it and resends the rest
         if len(self.inflight) == 1:
             self.head_since = time.monotonic()
 
@@ -156,11 +175,8 @@ class Worker:
         """A fresh worker gets every case still in flight; returns why it could not start."""
         if not self.ready():
             return self.reason
-        try:
-            for case, inputs in self.inflight:
-                self.send_conn.send(("run", case, inputs))
-        except OSError:
-            return "worker died while receiving cases"
+        for case, inputs in self.inflight:
+            self._send(("run", case, inputs))
         self.head_since = time.monotonic()
         return None
 
@@ -189,3 +205,16 @@ class Worker:
             return self._died(elapsed)
         self.head_since = time.monotonic()
         return payload
+
+
+STOP_GRACE_S = 0.2  # for all workers together: teardown is the framework's business, not worth waiting on
+
+
+def stop_all(workers: list[Worker]) -> None:
+    """Ask every worker to exit at once, give them STOP_GRACE_S together, then kill the rest."""
+    for w in workers:
+        if w.proc is not None and w.proc.poll() is None:
+            w._send(("stop",))
+    deadline = time.monotonic() + STOP_GRACE_S
+    for w in workers:
+        w._finish_stop(deadline)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import math
 import threading
-from dataclasses import asdict, dataclass, field
+import time
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ class Record:
     device: str
     dtype: str
     status: str
+    output: str = "out"   # out | grad_input | grad_weight | grad_bias (old results.jsonl: out)
     max_abs_err: float | None = None
     rel_err: float | None = None
     bound_ratio: float | None = None
@@ -48,13 +50,24 @@ class Record:
         return bool(self.known_issue) and self.status == "pass" and "pass" not in self.known_status
 
     def to_json(self) -> str:
-        """Strict JSON (readable by jq and JSON.parse): non-finite numbers become null."""
-        return json.dumps(_finite(asdict(self)), separators=(",", ":"), allow_nan=False)
+        """Strict JSON (readable by jq and JSON.parse): non-finite numbers become null.
+
+        A shallow view of the fields, no deep copy (dataclasses.asdict copies every nested
+        list); the rare record holding a NaN or an infinity is cleaned on a second try.
+        """
+        view = {name: getattr(self, name) for name in _FIELDS}
+        try:
+            return json.dumps(view, separators=(",", ":"), allow_nan=False)
+        except ValueError:
+            return json.dumps(_finite(view), separators=(",", ":"), allow_nan=False)
 
     @classmethod
     def from_json(cls, line: str) -> Record:
         d = json.loads(line)
         return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
+
+
+_FIELDS = tuple(f.name for f in fields(Record))
 
 
 def _finite(v: Any) -> Any:
@@ -68,20 +81,52 @@ def _finite(v: Any) -> Any:
 
 
 class JsonlSink:
-    """Appends each record as it is produced and flushes: a crash loses nothing written."""
+    """Appends records as they are produced, in whole lines.
+
+    Lines are written in batches: when FLUSH_S has passed since the last write (checked at
+    each record and by a timer, so a quiet stretch still reaches the disk) and at close. A
+    framework crash costs nothing here (workers die, the controller keeps writing); a killed
+    controller loses at most the last FLUSH_S of results, never a partial line.
+    """
+
+    FLUSH_S = 0.5
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.fh = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed in close()
         self.lock = threading.Lock()
+        self.pending: list[str] = []
+        self.last = time.monotonic()
+        self.closed = threading.Event()
+        self.timer = threading.Thread(target=self._tick, daemon=True, name="jsonl-flush")
+        self.timer.start()
 
     def __call__(self, record: Record) -> None:
+        line = record.to_json() + "\n"
         with self.lock:
-            self.fh.write(record.to_json() + "\n")
+            self.pending.append(line)
+            if time.monotonic() - self.last >= self.FLUSH_S:
+                self._flush()
+
+    def _flush(self) -> None:  # holding the lock
+        if self.pending:
+            self.fh.write("".join(self.pending))
             self.fh.flush()
+            self.pending.clear()
+        self.last = time.monotonic()
+
+    def _tick(self) -> None:
+        while not self.closed.wait(self.FLUSH_S):
+            with self.lock:
+                if not self.fh.closed:
+                    self._flush()
 
     def close(self) -> None:
-        self.fh.close()
+        self.closed.set()
+        with self.lock:
+            if not self.fh.closed:
+                self._flush()
+                self.fh.close()
 
 
 def read_records(paths: list[Path]) -> list[Record]:

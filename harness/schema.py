@@ -15,7 +15,7 @@ from .case import DATA_KINDS, DTYPES, LAYOUTS, OPS, PADDING_MODES, TIERS
 CASE_FIELDS = (
     "id", "op", "batch", "in_channels", "out_channels", "input_size", "kernel_size",
     "stride", "padding", "output_padding", "dilation", "groups", "bias", "layout",
-    "dtype", "data", "seed", "expect", "tier", "tags",
+    "dtype", "data", "seed", "expect", "tier", "tags", "gradients",
 )
 
 
@@ -37,7 +37,8 @@ def _int_or_list(minimum: int):
                 raise ValueError(f"must be >= {minimum}, got {item}")
         return tuple(v) if isinstance(v, list) else v
 
-    return BeforeValidator(check)
+    item = Annotated[int, Field(ge=minimum)]
+    return BeforeValidator(check, json_schema_input_type=item | Annotated[list[item], Field(min_length=1)])
 
 
 def _padding(v: Any) -> int | str | tuple:
@@ -68,6 +69,10 @@ def _padding(v: Any) -> int | str | tuple:
 
 
 Pos = Annotated[int, Field(ge=1)]
+_Nat = Annotated[int, Field(ge=0)]
+# What `padding` accepts, for the JSON Schema only (editors); _padding is what checks it.
+PaddingInput = _Nat | Annotated[list[_Nat], Field(min_length=1)] | \
+    Annotated[list[Annotated[list[_Nat], Field(min_length=2, max_length=2)]], Field(min_length=1)] | Literal["same", "valid"]
 
 
 class CaseModel(BaseModel):
@@ -83,7 +88,7 @@ class CaseModel(BaseModel):
     input_size: Annotated[Any, _int_or_list(1)]
     kernel_size: Annotated[Any, _int_or_list(1)]
     stride: Annotated[Any, _int_or_list(1)] = 1
-    padding: Annotated[Any, BeforeValidator(_padding)] = 0
+    padding: Annotated[Any, BeforeValidator(_padding, json_schema_input_type=PaddingInput)] = 0
     output_padding: Annotated[Any, _int_or_list(0)] = 0
     dilation: Annotated[Any, _int_or_list(1)] = 1
     groups: Pos = 1
@@ -95,6 +100,7 @@ class CaseModel(BaseModel):
     expect: Literal["valid", "invalid"] = "valid"
     tier: Literal[TIERS] = "full"  # type: ignore[valid-type]
     tags: list[Annotated[str, Field(pattern=r"^\S+$")]] = []
+    gradients: bool = False
 
 
 _MESSAGES = {

@@ -19,26 +19,31 @@ def summarize(records: Iterable[Record], fingerprint: dict[str, Any] | None = No
     records = list(records)
     counts: dict[str, Counter] = defaultdict(Counter)
     findings: dict[tuple, list[str]] = defaultdict(list)
+    by_output: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
     unexpected, fixed = [], []
     for r in records:
         counts[f"{r.backend}-{r.device}"][r.status] += 1
         if r.unexpected:
             unexpected.append({"case_id": r.case_id, "file": r.file, "backend": r.backend,
-                               "device": r.device, "status": r.status, "message": r.message})
+                               "device": r.device, "output": r.output, "status": r.status, "message": r.message})
         if r.status not in ("pass", "unsupported"):
-            findings[(r.backend, r.device, r.op, r.status, r.diagnosis, r.known_issue)].append(r.case_id)
+            findings[(r.backend, r.device, r.op, r.status, r.diagnosis, r.known_issue, r.output)].append(r.case_id)
         if r.fixed_upstream:
-            fixed.append({"known_issue": r.known_issue, "case_id": r.case_id, "backend": r.backend})
+            fixed.append({"known_issue": r.known_issue, "case_id": r.case_id, "backend": r.backend, "output": r.output})
+        by_output[f"{r.backend}-{r.device}"][r.output][r.status] += 1
     return {
         "total": len(records),
         "counts": {t: {s: c[s] for s in STATUSES if c[s]} for t, c in sorted(counts.items())},
         "unexpected": len(unexpected),
         "unexpected_results": unexpected,
         "findings": [
-            {"backend": b, "device": d, "op": op, "status": s, "diagnosis": diag, "known_issue": k,
+            {"backend": b, "device": d, "op": op, "status": s, "diagnosis": diag, "known_issue": k, "output": o,
              "count": len(ids), "cases": ids}
-            for (b, d, op, s, diag, k), ids in sorted(findings.items(), key=lambda kv: (-len(kv[1]), str(kv[0])))
+            for (b, d, op, s, diag, k, o), ids in sorted(findings.items(), key=lambda kv: (-len(kv[1]), str(kv[0])))
         ],
+        # per target, per output (out, grad_input, grad_weight, grad_bias): status counts
+        "counts_by_output": {t: {o: {s: c[s] for s in STATUSES if c[s]} for o, c in sorted(outs.items())}
+                             for t, outs in sorted(by_output.items())},
         "fixed_upstream": fixed,
         "drift": drift_summary(analyze_drift(records)),
         "blame": blame(records),

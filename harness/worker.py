@@ -6,7 +6,9 @@ told to stop. It never compares anything: it only reports what the framework did
 
 from __future__ import annotations
 
+import queue
 import signal
+import threading
 import time
 import traceback
 from typing import Any
@@ -15,6 +17,7 @@ from backends.base import Rejected, Unsupported, first_line
 from backends.registry import get_backend
 
 from .case import Case
+from .grad_exec import execute_gradients
 from .inputs import Inputs
 
 
@@ -41,6 +44,31 @@ def execute(backend: Any, case: Case, inputs: Inputs, device: str) -> dict[str, 
     }
 
 
+def plain_facts(facts: dict[str, Any]) -> dict[str, Any]:
+    """Host facts as built-in types only, so the controller can unpickle them without any framework."""
+    def plain(v: Any) -> Any:
+        for t in (bool, int, float):  # bool first: it is an int too
+            if isinstance(v, t):
+                return t(v)
+        return [str(x) for x in v] if isinstance(v, list | tuple) else str(v)
+
+    return {str(k): plain(v) for k, v in facts.items()}
+
+
+def _drain(requests: Any, inbox: queue.Queue) -> None:
+    """Read requests as they arrive. Otherwise, with cases pipelined, the controller can block
+    writing a large request (inputs) while this process blocks writing a large reply (outputs,
+    gradients) that the controller has not come to read yet: both pipes full, a deadlock."""
+    while True:
+        try:
+            msg = requests.recv()
+        except (EOFError, OSError):
+            msg = ("stop",)
+        inbox.put(msg)
+        if msg[0] == "stop":
+            return
+
+
 def worker_main(requests: Any, replies: Any, backend_name: str, device: str) -> None:
     """Entry point of the worker process."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the controller handles Ctrl-C
@@ -52,21 +80,40 @@ def worker_main(requests: Any, replies: Any, backend_name: str, device: str) -> 
         # controller import the framework when it unpickles this message.
         fp = backend.fingerprint(device) if reason is None else {}
         info = {"reason": reason, "version": str(backend.version()),
-                "fingerprint": {str(k): str(v) for k, v in fp.items()}}
+                "fingerprint": {str(k): str(v) for k, v in fp.items()},
+                "host": plain_facts(backend.host_facts(device)) if reason is None else {}}
     except Exception as exc:  # noqa: BLE001 - report, do not die silently
-        info = {"reason": f"setup failed: {first_line(exc)}", "version": "unknown", "fingerprint": {}}
+        info = {"reason": f"setup failed: {first_line(exc)}", "version": "unknown", "fingerprint": {}, "host": {}}
     replies.send(("ready", info))
     if info["reason"]:
         return
+    inbox: queue.Queue = queue.Queue()
+    threading.Thread(target=_drain, args=(requests, inbox), daemon=True).start()
     while True:
-        try:
-            msg = requests.recv()
-        except EOFError:
-            return
+        msg = inbox.get()
         if msg[0] == "stop":
             return
         _, case, inputs = msg
-        replies.send(("result", execute(backend, case, inputs, device)))
+        result = execute(backend, case, inputs, device)
+        if case.gradient_outputs:  # the backward pass: each gradient classified on its own
+            result["grads"] = execute_gradients(backend, case, inputs, device, result)
+        replies.send(("result", result))
+
+
+def die_with_parent() -> None:
+    """Linux: have the kernel kill this worker when the controller dies, even mid-call (a hung
+    framework never reads the closed pipe). Elsewhere the closed pipe is the only signal."""
+    import ctypes
+    import os
+
+    parent = os.getppid()
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the controller died before prctl took effect
+        os._exit(1)
 
 
 def main(argv: list[str]) -> None:
@@ -74,6 +121,7 @@ def main(argv: list[str]) -> None:
     from multiprocessing.connection import Connection
 
     backend, device, read_fd, write_fd = argv
+    die_with_parent()
     requests = Connection(int(read_fd), writable=False)
     replies = Connection(int(write_fd), readable=False)
     worker_main(requests, replies, backend, device)

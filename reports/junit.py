@@ -19,9 +19,11 @@ def write_junit(path: Path, records: Sequence[Record]) -> None:
         suite = ET.SubElement(root, "testsuite", name=name, tests=str(len(recs)), failures=str(len(failed)),
                               skipped=str(sum(r.status == "unsupported" or (r.known_issue is not None and not r.unexpected and r.status != "pass") for r in recs)))
         for r in recs:
-            tc = ET.SubElement(suite, "testcase", classname=f"{r.file}.{r.backend}-{r.device}", name=r.case_id,
+            name = r.case_id if r.output == "out" else f"{r.case_id}[{r.output}]"
+            tc = ET.SubElement(suite, "testcase", classname=f"{r.file}.{r.backend}-{r.device}", name=name,
                                time=f"{r.duration_s:.6f}")
-            repro = f"convdiff repro '{r.file}::{r.case_id}' --backend {r.backend} --device {r.device}"
+            repro = f"convdiff repro '{r.file}::{r.case_id}' --backend {r.backend} --device {r.device}" \
+                + (f" --output {r.output}" if r.output != "out" else "")
             if r.unexpected:
                 el = ET.SubElement(tc, "failure", type=r.status, message=f"{r.status}: {r.message}"[:500])
                 el.text = f"{r.message}\nrepro: {repro}\ntranslation:\n{r.translation}"

@@ -15,14 +15,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.host import run_host_key
 from harness.records import Record, read_records
 from harness.summary import exit_status, format_table, summarize, write_summary
 
-FINDING_KEY = ("backend", "device", "op", "status", "diagnosis", "known_issue")
+FINDING_KEY = ("backend", "device", "op", "status", "diagnosis", "known_issue", "output")
 
 
-def record_key(r: Record) -> tuple[str, str, str, str]:
-    return (r.case_id, r.file, r.backend, r.device)
+def record_key(r: Record) -> tuple[str, str, str, str, str]:
+    return (r.case_id, r.file, r.backend, r.device, r.output)
 
 
 def merge_records(paths: Sequence[Path]) -> tuple[list[Record], int]:
@@ -64,6 +65,12 @@ def merged_fingerprint(summaries: Sequence[dict[str, Any]], argv: Sequence[str])
         targets.update(f.get("targets") or {})
         skipped.update(f.get("skipped") or {})
     fp["targets"], fp["skipped"] = targets, {t: why for t, why in skipped.items() if t not in targets}
+    keys: dict[str, set[str]] = defaultdict(set)
+    for f in fps:
+        for t, ks in (f.get("target_host_keys") or {}).items():
+            keys[t].update(ks)
+    fp["target_host_keys"] = {t: sorted(ks) for t, ks in sorted(keys.items())}
+    fp["host_key"] = run_host_key(fp["target_host_keys"])
     if len(fps) > 1:
         fp["shards"] = [f"{f.get('date', '?')} {f.get('machine', '?')}: {f.get('command', '?')}" for f in fps]
     fp["report_command"] = command
@@ -78,19 +85,41 @@ def merged_stale(summaries: Sequence[dict[str, Any]]) -> list[str]:
     return sorted(set.intersection(*sets))
 
 
-def diff_baseline(records: Sequence[Record], baseline: dict[str, Any], path: str = "") -> dict[str, Any]:
+def unlike_hosts(current: dict[str, Any], baseline: dict[str, Any]) -> set[str]:
+    """Targets (`torch-cpu`) whose host facts differ between the two runs: their results are not compared.
+
+    A target only one of the runs has host facts for (e.g. a baseline older than host facts) is not compared.
+    """
+    now = current.get("target_host_keys") or {}
+    then = (baseline.get("fingerprint") or {}).get("target_host_keys") or {}
+    return {t for t in set(now) | set(then) if now.get(t) != then.get(t)}
+
+
+def diff_baseline(records: Sequence[Record], baseline: dict[str, Any], path: str = "",
+                  fingerprint: dict[str, Any] | None = None) -> dict[str, Any]:
     """Mark each finding new / still present (listing cases it did not have) and list findings gone.
 
     `new_unexpected` counts findings that are new, or still present with new cases, and hold
-    an unexpected result among those new members: the only thing that fails a night.
+    an unexpected result among those new members: the only thing that fails a night. Like is
+    compared with like: a target whose host facts changed since the baseline is marked "host
+    changed" (its unexpected results count as they would without a baseline) and is never "gone".
     """
-    old = {tuple(f.get(k) for k in FINDING_KEY): set(f.get("cases", [])) for f in baseline.get("findings", [])}
+    unlike = unlike_hosts(fingerprint or {}, baseline)
+    old = {tuple(f.get(k, "out" if k == "output" else None) for k in FINDING_KEY): set(f.get("cases", []))
+           for f in baseline.get("findings", [])
+           if f"{f.get('backend')}-{f.get('device')}" not in unlike}
     members: dict[tuple, list[Record]] = defaultdict(list)
     for r in records:
         if r.status not in ("pass", "unsupported"):
             members[tuple(getattr(r, k) for k in FINDING_KEY)].append(r)
     marks, new_unexpected = [], 0
     for key, recs in sorted(members.items(), key=lambda kv: str(kv[0])):
+        if f"{recs[0].backend}-{recs[0].device}" in unlike:
+            bad = any(r.unexpected for r in recs)
+            new_unexpected += bad
+            marks.append({"key": list(key), "state": "host changed", "new_cases": [],
+                          "unexpected": bad, "new_unexpected": bad})
+            continue
         before = old.get(key)
         fresh = recs if before is None else [r for r in recs if r.case_id not in before]
         bad = any(r.unexpected for r in fresh)
@@ -100,6 +129,7 @@ def diff_baseline(records: Sequence[Record], baseline: dict[str, Any], path: str
                       "unexpected": any(r.unexpected for r in recs), "new_unexpected": bad})
     gone = [dict(zip(FINDING_KEY, key), count=len(cases)) for key, cases in old.items() if key not in members]
     return {"path": path, "findings": marks, "gone": gone, "new_unexpected": new_unexpected,
+            "host_changed": sorted(unlike),
             "new": sum(m["state"] == "new" for m in marks),
             "still_present": sum(m["state"] == "still present" for m in marks)}
 
@@ -122,7 +152,7 @@ def build_report(results: Sequence[Path], out: Path, argv: Sequence[str], baseli
     if known:
         summary["known_issues"] = known
     if baseline is not None:
-        summary["baseline"] = diff_baseline(records, load_baseline(baseline), str(baseline))
+        summary["baseline"] = diff_baseline(records, load_baseline(baseline), str(baseline), summary["fingerprint"])
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "results.jsonl", "w", encoding="utf-8") as fh:  # after reading: out/ may hold a shard
         fh.writelines(r.to_json() + "\n" for r in records)
@@ -135,5 +165,7 @@ def build_report(results: Sequence[Path], out: Path, argv: Sequence[str], baseli
         b = summary["baseline"]
         print(f"since {baseline}: {b['new']} new finding(s), {b['still_present']} still present, "
               f"{len(b['gone'])} gone; {b['new_unexpected']} new unexpected")
+        if b["host_changed"]:
+            print(f"not compared (host facts differ from the baseline's): {', '.join(b['host_changed'])}")
         return 1 if b["new_unexpected"] else 0
     return exit_status(summary)

@@ -46,7 +46,7 @@ class ResultView:
     def search(self) -> str:
         """Lower-case text the search box matches against."""
         r = self.rec
-        return " ".join([r.file, r.case_id, r.message, r.diagnosis or "", r.known_issue or ""]).lower()
+        return " ".join([r.file, r.case_id, r.output, r.message, r.diagnosis or "", r.known_issue or ""]).lower()
 
 
 @dataclass
@@ -59,12 +59,13 @@ class Finding:
     status: str
     diagnosis: str | None
     known_issue: str | None
+    output: str = "out"      # out, or the gradient these results judge
     members: list[ResultView] = field(default_factory=list)
     baseline: str = ""       # "" (no baseline) | "new" | "still present"
 
     @property
     def key(self) -> tuple:
-        return (self.backend, self.device, self.op, self.status, self.diagnosis, self.known_issue)
+        return (self.backend, self.device, self.op, self.status, self.diagnosis, self.known_issue, self.output)
 
     @property
     def worst(self) -> float:
@@ -105,6 +106,7 @@ class Report:
     drift_plots: list[tuple[str, str]]  # (family, inline SVG) for every backend's curve
     filters: dict[str, list[str]]
     passes: int
+    fuzz: dict[str, Any] = field(default_factory=dict)  # `convdiff fuzz`: known vs new signatures (summary['fuzz'])
 
     def cell(self, op: str, target: str) -> list[tuple[str, int]]:
         counts = self.matrix.get((op, target), Counter())
@@ -146,7 +148,7 @@ def case_yaml(rec: Record) -> str:
 
 def repro_command(rec: Record) -> str:
     return shlex.join(["convdiff", "repro", f"{rec.file}::{rec.case_id}", "--backend", rec.backend,
-                       "--device", rec.device])
+                       "--device", rec.device, *(["--output", rec.output] if rec.output != "out" else [])])
 
 
 def load_known_info(path: Path) -> dict[str, tuple[str, str]]:
@@ -191,7 +193,7 @@ def build_report(
         rtags = [str(t) for t in r.params.get("tags", [])]
         tags.update(rtags)
         key = (r.backend, r.device, r.op, r.status, r.diagnosis,
-               r.known_issue if r.status != "unsupported" else r.message)
+               r.known_issue if r.status != "unsupported" else r.message, r.output)
         f = groups.setdefault(key, Finding(*key))
         f.members.append(ResultView(r, target, rtags, severity(r), case_yaml(r), repro_command(r)))
     for kid, (reason, link) in (known_info or {}).items():
@@ -202,10 +204,10 @@ def build_report(
     unsupported = sorted((f for f in groups.values() if f.status == "unsupported"),
                          key=lambda f: (-len(f.members), str(f.key)))
     _decorate(findings, unsupported, script_for, plot_for, scripts_per_finding, full_plots)
-    blames = {(b["file"], b["case_id"], b["device"]): b for b in summary.get("blame", [])}
+    blames = {(b["file"], b["case_id"], b["device"], b.get("output", "out")): b for b in summary.get("blame", [])}
     for f in findings:
         for m in f.members:
-            m.blame = blames.get((m.rec.file, m.rec.case_id, m.rec.device))
+            m.blame = blames.get((m.rec.file, m.rec.case_id, m.rec.device, m.rec.output))
     _apply_baseline(findings, summary.get("baseline"))
     targets = sorted({t for _, t in matrix})
     present_ops = {op for op, _ in matrix}
@@ -231,6 +233,7 @@ def build_report(
             "tag": sorted(tags),
         },
         passes=passes,
+        fuzz=summary.get("fuzz") or {},
     )
 
 

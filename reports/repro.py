@@ -6,49 +6,23 @@ float64 reference inline (a direct loop over kernel taps, independent of the ora
 einsum-over-windows), applies the same per-element bound as harness/bound.py, and
 prints the max error and the verdict. It is meant to be pasted into an upstream bug.
 
-Per-backend part: one function per framework in BACKEND_TEMPLATES, returning the code
-that defines `run_framework(x, w, b) -> (out float64 array in the case layout, dtype
-name)`. TensorFlow, Keras and Paddle templates live in reports/repro_frameworks.py,
-the TVM ones in reports/repro_tvm.py (registered on import, at the end of this module);
-more come with `@register("name")`.
+Per-backend part: one template per framework, registered in reports/repro_registry.py
+(which says how to add one) and loaded by reports/repro_templates.py: torch and the
+fault doubles in reports/repro_torch.py, TensorFlow, Keras and Paddle in
+reports/repro_frameworks.py, the TVM backends in reports/repro_tvm.py.
 """
 
 from __future__ import annotations
-
-import textwrap
-from collections.abc import Callable
 
 from harness.bound import _tiny
 from harness.build import make_case
 from harness.case import Case
 from harness.inputs import SIGNIFICAND_BITS, integer_amplitude
 from harness.records import Record
+from reports import repro_templates  # noqa: F401 - registers every framework's templates
+from reports.repro_registry import ReproUnavailable, template_for
 
-BackendTemplate = Callable[[Record, Case], str]
-BACKEND_TEMPLATES: dict[str, BackendTemplate] = {}
-
-
-class ReproUnavailable(Exception):
-    """No script can be written for this record (no template, invalid case, ...); the message says why."""
-
-
-def register(name: str) -> Callable[[BackendTemplate], BackendTemplate]:
-    """Add a backend template: `name` is a backend name, or the part before ':' / the first '-'."""
-    def deco(fn: BackendTemplate) -> BackendTemplate:
-        BACKEND_TEMPLATES[name] = fn
-        return fn
-    return deco
-
-
-def template_for(rec: Record) -> BackendTemplate:
-    """Exact backend name first, then its family (`fault:nan` -> fault, `tvm-onnx-import` -> tvm)."""
-    name = rec.backend
-    for key in (name, name.split(":")[0], name.split("-")[0]):
-        if key in BACKEND_TEMPLATES:
-            return BACKEND_TEMPLATES[key]
-    if name.startswith("mutant:") and "F.conv" in rec.translation:  # mutants written as torch calls
-        return BACKEND_TEMPLATES["torch"]
-    raise ReproUnavailable(f"no reproducer template for backend '{name}' (known: {', '.join(sorted(BACKEND_TEMPLATES))})")
+__all__ = ["ReproUnavailable", "find_record", "script_for"]
 
 
 def case_of(rec: Record) -> Case:
@@ -62,6 +36,10 @@ def script_for(rec: Record) -> str:
     case = case_of(rec)
     if case.geometry is None:
         raise ReproUnavailable("an `expect: invalid` case has no reference; the repro is the framework call alone")
+    if rec.output != "out":  # a gradient: dy, the gradient calls, the reference gradient (reports/repro_grad.py)
+        from .repro_grad import gradient_part
+
+        return "\n".join([_header(rec, case), gradient_part(rec, case).strip("\n")]) + "\n"
     backend_code = template_for(rec)(rec, case)
     return "\n".join([_header(rec, case), backend_code.strip("\n"), "", _FOOTER]) + "\n"
 
@@ -199,51 +177,6 @@ sys.exit(0 if verdict == "pass" else 1)
 '''
 
 
-@register("torch")
-def torch_template(rec: Record, case: Case) -> str:
-    """The adapter's own lines (its translation) run on tensors made exactly as it made them."""
-    if not rec.translation.strip():
-        raise ReproUnavailable("the record has no translation (the call never happened)")
-    body = textwrap.indent(rec.translation.strip(), " " * 8)
-    return f'''
-import torch
-import torch.nn.functional as F
-
-
-def run_framework(x, w, b):
-    """The call convdiff's torch adapter made (recorded translation), on {rec.device}."""
-    dt = getattr(torch, DTYPE)
-    if DEVICE == "cuda":
-        torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = TF32
-    x = torch.from_numpy(x).to(dt).to(DEVICE)  # x in the case layout; values exact in DTYPE
-    w = torch.from_numpy(w).to(dt).to(DEVICE)
-    b = None if b is None else torch.from_numpy(b).to(dt).to(DEVICE)
-    with torch.no_grad():
-{body}
-    return y.detach().cpu().double().numpy(), str(y.dtype).removeprefix("torch.")
-'''
-
-
-@register("fault")
-def fault_template(rec: Record, case: Case) -> str:
-    """Test double: the reference rounded to the dtype, then the injected fault (NumPy only)."""
-    mode = rec.backend.partition(":")[2]
-    inject = {"nan": "out.reshape(-1)[0] = np.nan",
-              "wrong_shape": "out = np.concatenate([out, out[..., -1:]], axis=-1)"}.get(mode)
-    if inject is None:
-        raise ReproUnavailable(f"fault:{mode} kills or stalls the process; there is nothing to compare")
-    return f'''
-
-def run_framework(x, w, b):
-    """convdiff's fault:{mode} test double: the exact answer in DTYPE, then the injected fault."""
-    xf = np.moveaxis(x, -1, 1) if LAYOUT == "channels_last" else x
-    out = reference(xf, w, b)
-    out = np.ascontiguousarray(round_to_dtype(np.moveaxis(out, 1, -1) if LAYOUT == "channels_last" else out))
-    {inject}
-    return out, DTYPE
-'''
-
-
 def _matches(rec_file: str, rec_id: str, wanted: str) -> bool:
     """CASE_ID as `file::id` or the bare id."""
     file, sep, cid = wanted.rpartition("::")
@@ -251,17 +184,19 @@ def _matches(rec_file: str, rec_id: str, wanted: str) -> bool:
 
 
 def find_record(case_id: str, backend: str, device: str, case_paths: list[str],
-                results: str | None = None) -> Record:
-    """The result to reproduce: from a results.jsonl when given, else by running the case once now."""
+                results: str | None = None, output: str = "out") -> Record:
+    """The result to reproduce: from a results.jsonl when given, else by running the case once now.
+    `output`: out (forward), or a gradient (the case then runs its backward pass)."""
     if results:
         from pathlib import Path
 
         from harness.records import read_records
 
         for rec in read_records([Path(results)]):
-            if rec.backend == backend and rec.device == device and _matches(rec.file, rec.case_id, case_id):
+            if (rec.backend == backend and rec.device == device and rec.output == output
+                    and _matches(rec.file, rec.case_id, case_id)):
                 return rec
-        raise ReproUnavailable(f"no result for {case_id} on {backend}-{device} in {results}")
+        raise ReproUnavailable(f"no {output} result for {case_id} on {backend}-{device} in {results}")
     from pathlib import Path
 
     from harness.loader import load_cases
@@ -272,11 +207,16 @@ def find_record(case_id: str, backend: str, device: str, case_paths: list[str],
         raise ReproUnavailable(f"no case '{case_id}' in {', '.join(case_paths)}")
     if len(cases) > 1:
         raise ReproUnavailable(f"'{case_id}' is ambiguous: name it as FILE::ID ({', '.join(Path(c.file).name for c in cases)})")
+    if output != "out":
+        import dataclasses
+
+        cases = [dataclasses.replace(c, gradients=True) for c in cases]
     found: list[Record] = []
     info = run_cases(cases, [(backend, device)], found.append)
     if not found:
         raise ReproUnavailable(f"{backend}-{device} did not run: {info.skipped.get(f'{backend}-{device}', 'unavailable')}")
-    return found[0]
+    chosen = [r for r in found if r.output == output]
+    if not chosen:
+        raise ReproUnavailable(f"{case_id} has no {output} (grad_bias needs a bias)")
+    return chosen[0]
 
-
-from reports import repro_frameworks, repro_tvm  # noqa: E402, F401 - register the TF/Keras/Paddle and TVM templates

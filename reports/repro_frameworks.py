@@ -20,7 +20,7 @@ from backends.tensorflow_backend import NHWC_ONLY, in_nc_only, nn_call, weight_t
 from harness.case import Case
 from harness.records import Record
 
-from .repro import ReproUnavailable, register
+from .repro_registry import ReproUnavailable, register
 
 BUILD = re.compile(r"layer\.build\(\(.*?\)\);")  # Keras records the built shape literally; scripts use x.shape
 

@@ -14,21 +14,15 @@ from __future__ import annotations
 import textwrap
 
 from backends.base import Backend
+from backends.onnx_model import ONNX_DTYPES, OPSET, graph_nodes, output_dims
 from backends.tvm_backend import TvmBackend, canonical_kernel_layout, direct_plan
-from backends.tvm_onnx_import import (
-    ONNX_DTYPES,
-    OPSET,
-    TvmOnnxImportBackend,
-    TvmOnnxOutputShapeBackend,
-    graph_nodes,
-    output_dims,
-)
+from backends.tvm_onnx_import import TvmOnnxImportBackend, TvmOnnxOutputShapeBackend
 from backends.tvm_tflite_import import TvmTfliteImportBackend, tf_kernel_layout
 from backends.tvm_torch_import import TvmTorchImportBackend
 from harness.case import Case
 from harness.records import Record
 
-from .repro import ReproUnavailable, register
+from .repro_registry import ReproUnavailable, register
 
 VM_ARGS_LINE = "y = relax.VirtualMachine(exe, dev)['main']({args})"
 

@@ -78,3 +78,38 @@ def test_project_known_issues_all_match_something():
     assert known.entries, "cases/known_issues.yaml is empty"
     assert [e.id for e in known.stale(load_cases(["cases"]), list(REAL_BACKENDS))] == []
     assert all(e.reason and e.link for e in known.entries)
+
+
+HOST_ENTRY = ENTRY.format(backend="'*'", cases="{op: 'conv_transpose*'}") + "    host: {host}\n"
+AVX2_TF = {"cpu_flags": ["avx", "avx2", "fma"], "tf_onednn": False, "torch_cpu_capability": "AVX2"}
+AVX512_TF = {"cpu_flags": ["avx2", "avx512f", "avx512_bf16"], "tf_onednn": True, "torch_cpu_capability": "AVX512"}
+
+
+@pytest.mark.parametrize("host,on_avx2,on_avx512", [
+    ("{tf_onednn: false}", True, False),
+    ("{cpu_flags: {lacks: avx512_bf16}}", True, False),
+    ("{cpu_flags: {has: [avx2, avx512f]}}", False, True),
+    ("{cpu_flags: avx2}", True, True),                      # a scalar against a list fact: contains it
+    ("{torch_cpu_capability: [AVX2, DEFAULT]}", True, False),
+    ("{torch_cpu_capability: 'AVX5*', tf_onednn: true}", False, True),
+])
+def test_host_selector(tmp_path, host, on_avx2, on_avx512):
+    known = write(tmp_path, HOST_ENTRY.replace("{host}", host))
+    assert (known.match(CASE, "tensorflow", "cpu", AVX2_TF) is not None) == on_avx2
+    assert (known.match(CASE, "tensorflow", "cpu", AVX512_TF) is not None) == on_avx512
+    # without facts (collection, the stale check) the entry may match; a target lacking the fact never does
+    assert known.match(CASE, "tensorflow", "cpu") is not None
+    assert known.match(CASE, "tensorflow", "cpu", {"machine": "x86_64"}) is None
+    assert [e.id for e in known.candidates(CASE, "tensorflow", "cpu")] == ["e"]
+
+
+@pytest.mark.parametrize("host,field", [
+    ("{tf_onednn_on: true}", "host.tf_onednn_on"),   # not a fact
+    ("{cpu_flags: {contains: avx2}}", "host.cpu_flags"),
+    ("[tf_onednn]", "host"),
+])
+def test_bad_host_selector_is_a_one_line_input_error(tmp_path, host, field):
+    with pytest.raises(InputError) as exc:
+        write(tmp_path, HOST_ENTRY.replace("{host}", host))
+    assert f": {field}: " in str(exc.value) and "\n" not in str(exc.value)
+    assert str(exc.value).startswith(f"{tmp_path / 'known_issues.yaml'}:8:")

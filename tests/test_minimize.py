@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from backends.testing.grad_mutants import GRAD_MUTANTS
 from backends.testing.mutants import MUTANTS
 from harness.loader import load_file
 from harness.minimize import Probe, case_size, minimal_id, minimize, write_outputs
@@ -24,7 +25,7 @@ def seed_size(bug: str) -> int:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("bug", MUTANTS)
+@pytest.mark.parametrize("bug", [b for b in MUTANTS if b not in GRAD_MUTANTS])  # gradients: test_gradients.py
 def test_minimized_first_failure_is_no_larger_than_the_seed(bug, tmp_path):
     backend = f"mutant:{bug}"
     probe = Probe(backend, "cpu", timeout=60.0)  # one warm worker: the search and the minimization share it

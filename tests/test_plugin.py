@@ -84,3 +84,19 @@ def test_bad_case_file_is_one_line_collection_error(pytester):
 def test_runs_under_xdist(corpus):
     result = corpus.runpytest_subprocess("cases", "--backends", "torch", "-n", "2", "-p", "xdist")
     result.assert_outcomes(passed=4)
+
+
+@pytest.mark.parametrize("this_host", [True, False])
+def test_host_selected_known_issue_is_decided_by_the_live_host(corpus, this_host):
+    """An entry for another host leaves the failure a failure; one for this host makes it xfail."""
+    import platform
+
+    machine = platform.machine() if this_host else "not-" + platform.machine()
+    known = KNOWN.replace("    cases: {tags: naughty}\n", f"    host: {{machine: '{machine}'}}\n    cases: {{tags: naughty}}\n")
+    corpus.path.joinpath("cases", "known_issues.yaml").write_text(known)
+    result = corpus.runpytest_subprocess("cases", "--backends", "fault:nan", "--tier", "smoke", "-rxX")
+    # fault:nan fails smoke_one (no entry) either way; nan_known is the case the entry names
+    if this_host:
+        result.assert_outcomes(failed=1, xfailed=1)
+    else:
+        result.assert_outcomes(failed=2)

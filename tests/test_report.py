@@ -205,7 +205,7 @@ def test_baseline_marks_new_still_gone(tmp_path: Path) -> None:
     tonight.append(Record(**{**recs[1].__dict__, "case_id": "brand_new", "status": "timeout", "bound_ratio": None}))
     diff = diff_baseline(tonight, old)
     states = {tuple(m["key"]): m["state"] for m in diff["findings"]}
-    new_key = (recs[1].backend, "cpu", recs[1].op, "timeout", None, None)
+    new_key = (recs[1].backend, "cpu", recs[1].op, "timeout", None, None, "out")  # ..., known_issue, output
     assert states[new_key] == "new"
     assert {g["op"] for g in diff["gone"]} == {"conv3d"} and all(g["backend"] == "torch" for g in diff["gone"])
     assert diff["new_unexpected"] == 1 and diff["new"] == 1
@@ -225,6 +225,25 @@ def test_baseline_marks_new_still_gone(tmp_path: Path) -> None:
     assert main(["report", str(write_shard(tmp_path / "kn", known_new)), "--out", str(tmp_path / "o3"),
                  "--baseline", str(base)]) == 0
     assert main(["report", str(tmp_path / "missing.jsonl")]) == 2
+
+
+def test_baseline_compares_like_hosts_only() -> None:
+    """A target whose host facts changed is not diffed: nothing of it is "gone", its failures count as unexpected."""
+    recs = synthetic(400)
+    keys = {"torch-cpu": ["aaa"], "tensorflow-cpu": ["bbb"], "paddle-cpu": ["ccc"]}
+    old = summarize(recs, {"target_host_keys": keys})
+    tonight = [r for r in recs if r.backend != "torch" or r.status == "pass"]   # every torch finding gone...
+    moved = {**keys, "torch-cpu": ["zzz"]}                                        # ...but torch ran on another host
+    diff = diff_baseline(tonight, old, "", {"target_host_keys": moved})
+    assert diff["host_changed"] == ["torch-cpu"] and not diff["gone"] and diff["new_unexpected"] == 0
+    same = diff_baseline(tonight, old, "", {"target_host_keys": keys})
+    assert same["host_changed"] == [] and {g["backend"] for g in same["gone"]} == {"torch"}
+    # a still-failing target on a changed host: its unexpected findings count as with no baseline
+    changed = diff_baseline(recs, old, "", {"target_host_keys": moved})
+    unexpected_torch = {tuple(getattr(r, k) for k in ("backend", "device", "op", "status", "diagnosis", "known_issue"))
+                        for r in recs if r.backend == "torch" and r.unexpected}
+    assert changed["new_unexpected"] == len(unexpected_torch) > 0
+    assert all(m["state"] == "host changed" for m in changed["findings"] if m["key"][0] == "torch")
 
 
 def test_case_yaml_has_no_anchors() -> None:

@@ -33,6 +33,9 @@ CHOSEN: dict[tuple[str, str], dict[str, str]] = {
         "paddle-output-size": "mismatch"},  # paddle-output-size-same-transpose-crop
 }
 BACKENDS = ["tensorflow", "tensorflow-keras", "paddle", "paddle-output-size"]
+# Verdicts that depend on the host: the status above holds only where the known issue's `host:`
+# selector matches this machine's live facts (the harness then records it); elsewhere the case passes.
+HOST_DEPENDENT = {("tf_padding.yaml", "keras_bias_axis_channels_first", "tensorflow-keras"): "keras-bias-add-axis-guess"}
 
 
 @pytest.fixture(scope="module")
@@ -44,6 +47,10 @@ def records() -> list[Record]:
 def test_scripts_reach_the_harness_verdict(records: list[Record], tmp_path: Path) -> None:
     got = {(Path(r.file).name, r.case_id, r.backend): r.status for r in records}
     want = {(f, cid, b): s for (f, cid), per in CHOSEN.items() for b, s in per.items()}
+    for r in records:
+        key = (Path(r.file).name, r.case_id, r.backend)
+        if key in HOST_DEPENDENT and r.known_issue != HOST_DEPENDENT[key]:
+            want[key] = "pass"
     assert got == want  # the chosen known divergences still diverge (else pick new cases)
     scripts = [script_for(r) for r in records]
     for script in scripts:

@@ -74,3 +74,45 @@ def test_controller_never_imports_a_framework():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def _children(pid: int) -> set[int]:
+    from pathlib import Path
+
+    kids: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        kids |= {int(x) for x in (task / "children").read_text().split()}
+    return kids
+
+
+def test_killed_run_keeps_whole_lines_and_leaves_no_worker(tmp_path):
+    """SIGKILL the controller mid-run: every line written parses, and its workers exit by themselves."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    if not Path("/proc/self/task").exists():
+        pytest.skip("needs /proc to find the workers")
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "run", "cases/conv2d.yaml", "cases/conv3d.yaml",
+                             "--backends", "fault:hang,torch", "--timeout", "30", "--out", str(out)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    results = out / "results.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and (not results.exists() or results.read_text().count("\n") < 5):
+        time.sleep(0.1)
+    workers = _children(proc.pid)
+    assert workers, "no worker started"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    lines = results.read_text().splitlines()
+    assert len(lines) >= 5 and all(json.loads(ln)["case_id"] for ln in lines)
+    deadline = time.monotonic() + 60   # a worker notices its closed pipe when it next reads
+    while time.monotonic() < deadline and any(Path(f"/proc/{w}").exists() and
+                                              "Z" not in Path(f"/proc/{w}/stat").read_text().split()[2] for w in workers):
+        time.sleep(0.2)
+    alive = [w for w in workers if Path(f"/proc/{w}").exists() and "Z" not in Path(f"/proc/{w}/stat").read_text().split()[2]]
+    assert not alive, f"orphaned workers: {alive}"

@@ -19,11 +19,12 @@ from harness.inputs import Inputs
 
 from ..base import Capabilities, Output
 from ..torch_backend import TorchBackend
+from .grad_mutants import GRAD_MUTANTS, mutate_gradients
 
 MUTANTS = (
     "ignore_output_padding", "zero_fill_output_padding", "conv1d_via_conv2d_bad_axis",
     "swap_transpose_weight_axes", "ignore_groups_in_transpose", "same_padding_extra_before",
-    "flip_kernel", "low_precision_accumulation",
+    "flip_kernel", "low_precision_accumulation", *GRAD_MUTANTS,
 )
 
 
@@ -36,7 +37,8 @@ class MutantBackend(TorchBackend):
 
     test_only = True
     devices = ("cpu",)
-    capabilities = Capabilities(devices=("cpu",))
+    capabilities = Capabilities(devices=("cpu",), gradients="torch.autograd.grad")
+    backward = False  # forward bugs stay in the forward: the backward pass is plain torch
 
     def __init__(self, bug: str) -> None:
         if bug not in MUTANTS:
@@ -46,8 +48,21 @@ class MutantBackend(TorchBackend):
 
     def run(self, case: Case, inputs: Inputs, device: str) -> Output:
         self.device = device
-        mutated = getattr(self, f"_{self.bug}")(case, inputs) if case.geometry is not None else None
+        if self.bug in GRAD_MUTANTS or case.geometry is None:
+            return super().run(case, inputs, device)
+        mutated = getattr(self, f"_{self.bug}")(case, inputs)
         return mutated if mutated is not None else super().run(case, inputs, device)
+
+    def run_gradients(self, case: Case, inputs: Inputs, dy: np.ndarray, device: str) -> dict[str, Output]:
+        self.backward = True
+        try:
+            grads = super().run_gradients(case, inputs, dy, device)
+            if self.bug in GRAD_MUTANTS:
+                grads = mutate_gradients(self.bug, case, inputs, grads,
+                                         lambda alt: super(MutantBackend, self).run_gradients(case, alt, dy, device))
+        finally:
+            self.backward = False
+        return grads
 
     def _torch(self, case: Case, inputs: Inputs, *mutation: str) -> Output:
         """Plain torch on a (mutated) case and inputs, with the mutation recorded first."""
@@ -57,7 +72,7 @@ class MutantBackend(TorchBackend):
 
     def translate(self, case: Case) -> tuple[dict[str, Any], Any, Any, list[str]]:
         kw, pre_pad, crop, notes = super().translate(case)
-        if self.bug == "ignore_output_padding" and case.transpose and case.geometry is not None:
+        if self.bug == "ignore_output_padding" and case.transpose and case.geometry is not None and not self.backward:
             # the importer never passed output_padding (SAME's own tail extension stays)
             kw["output_padding"] = tuple(e - p for e, p in zip(case.geometry.extend, case.output_padding))
         return kw, pre_pad, crop, notes

@@ -1,0 +1,46 @@
+"""Reproducer template for JAX (see reports/repro.py for the script around it).
+
+The jax.lax lines come from jax_backend.lax_call, the adapter's own pure translation,
+so a script cannot drift from what the harness ran; when the record has a translation,
+the generated lines must equal it (else the adapter changed since the record was made).
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from backends.jax_backend import lax_call
+from harness.case import Case
+from harness.records import Record
+from reports.repro_registry import ReproUnavailable, register
+
+
+@register("jax")
+def jax_template(rec: Record, case: Case) -> str:
+    """jax.lax calls from lax_call, on arrays made in DTYPE exactly as the adapter made them."""
+    plan = lax_call(case)
+    lines = plan.lines(case.bias)
+    recorded = [ln for ln in rec.translation.splitlines() if not ln.startswith("# exact identity:")]
+    if rec.translation.strip() and recorded != lines:
+        raise ReproUnavailable(f"{rec.backend}'s translation of this case has changed since the record was made "
+                               "(re-run the case: omit --results)")
+    notes = [f"# exact identity: {n}" for n in plan.notes]
+    body = textwrap.indent("\n".join([*notes, *lines]), " " * 4)
+    return f'''
+import jax
+
+jax.config.update("jax_enable_x64", True)  # as convdiff's worker: float64 cases need it
+import jax.numpy as jnp  # noqa: E402
+
+
+def run_framework(x, w, b):
+    """The calls convdiff's jax adapter made, on {rec.device} (no precision override, as convdiff)."""
+    device = jax.devices("cuda" if DEVICE == "cuda" else "cpu")[0]
+
+    def put(a):  # exact: the values are DTYPE values
+        return jax.device_put(jnp.asarray(a, dtype=DTYPE), device)
+
+    x, w, b = put(x), put(w), None if b is None else put(b)
+{body}
+    return np.asarray(y.astype(jnp.float64)), str(y.dtype)
+'''

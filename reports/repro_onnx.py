@@ -1,0 +1,214 @@
+"""Reproducer templates for the ONNX backends (see reports/repro.py for the script around them).
+
+`onnxruntime` and `openvino` scripts build the adapter's one-node model from the shared
+builder's pure functions (backends/onnx_model.py: node_attributes + graph_nodes), then run
+it in an InferenceSession / compile it for OpenVINO's CPU plugin at default hints. The
+converter scripts build what the adapters build from their own plans (the torch module's
+forward, the tensorflow backend's tf.nn calls, the paddle layer's arguments), convert it
+with the exporter's defaults, in memory or in a temporary directory, and run it in ONNX
+Runtime. When the record has a translation, the plan's key line must be in it, else
+ReproUnavailable: the adapter changed since the record was made.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from backends.onnx_model import ONNX_DTYPES, OPSET, dtype_reason, graph_nodes, node_attributes, output_dims
+from backends.onnxruntime_backend import PROVIDERS
+from backends.paddle2onnx_ort import Paddle2OnnxOrtBackend
+from backends.tensorflow_backend import TensorFlowBackend, nn_call, weight_transpose
+from backends.torch_onnx_ort import module_plan
+from harness.case import Case
+from harness.records import Record
+
+from .repro_registry import ReproUnavailable, register
+
+# Shared by every script: arrays in the case dtype (ONNX Conv has float16/float/double only), one ORT session.
+ORT_RUNNER = '''
+def case_dtype(a):
+    return np.ascontiguousarray(a.astype(DTYPE))  # exact: the values are DTYPE values
+
+
+def run_onnx(model_bytes, x):
+    """An InferenceSession with default options on the {provider}; x fed to the model's one input."""
+    sess = ort.InferenceSession(model_bytes, providers=[{provider!r}])
+    y = sess.run(None, {{sess.get_inputs()[0].name: case_dtype(x)}})[0]
+    return y.astype(np.float64), str(y.dtype)
+'''
+
+
+def _check(rec: Record, key_line: str) -> None:
+    """Refuse a record whose translation no longer contains the line this script is built from."""
+    if rec.translation.strip() and key_line not in rec.translation:
+        raise ReproUnavailable(f"{rec.backend}'s translation of this case has changed since the record was made "
+                               "(re-run the case: omit --results)")
+
+
+def _runnable(rec: Record, case: Case) -> None:
+    reason = dtype_reason(case)
+    if reason or case.dtype == "bfloat16":
+        raise ReproUnavailable(f"{rec.backend} does not run this case: {reason}")
+
+
+def _kwargs(kw: dict) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in kw.items())
+
+
+def _ort(rec: Record) -> str:
+    return ORT_RUNNER.format(provider=PROVIDERS[rec.device])
+
+
+def _model_code(rec: Record, case: Case) -> str:
+    """build_model(w, b): the checked one-node model of backends/onnx_model.py, as code."""
+    attrs, _ = node_attributes(case)
+    nodes = ",\n".join(f"helper.make_node({op!r}, {ins!r}, {outs!r}, {_kwargs(kw)})"
+                       for op, ins, outs, kw in graph_nodes(case, attrs, case.bias))
+    inits = ('[numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")]' if case.bias
+             else '[numpy_helper.from_array(w, "w")]')
+    return f'''
+def build_model(w, b):
+    """The one-node model convdiff's {rec.backend} adapter builds (opset {OPSET}, w/b initializers)."""
+    elem = onnx.TensorProto.{ONNX_DTYPES[case.dtype]}
+    nodes = [
+{textwrap.indent(nodes, " " * 8)},
+    ]
+    graph = helper.make_graph(
+        nodes, "convdiff", [helper.make_tensor_value_info("x", elem, {list(case.input_shape)})],
+        [helper.make_tensor_value_info("y", elem, {output_dims(case)})], initializer={inits})
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", {OPSET})])
+    onnx.checker.check_model(model)
+    return model
+'''
+
+
+@register("onnxruntime")
+def onnxruntime_template(rec: Record, case: Case) -> str:
+    """The hand-built node in an InferenceSession."""
+    _runnable(rec, case)
+    _check(rec, "node = onnx.helper.make_node(" + repr("ConvTranspose" if case.transpose else "Conv"))
+    return "import onnx\nimport onnxruntime as ort\nfrom onnx import helper, numpy_helper\n" + _ort(rec) + \
+        _model_code(rec, case) + '''
+
+def run_framework(x, w, b):
+    model = build_model(case_dtype(w), None if b is None else case_dtype(b))
+    return run_onnx(model.SerializeToString(), x)
+'''
+
+
+@register("openvino")
+def openvino_template(rec: Record, case: Case) -> str:
+    """The hand-built node read and compiled by OpenVINO for CPU, every hint at its default."""
+    _runnable(rec, case)
+    _check(rec, "compiled = ov.Core().compile_model(")
+    return "import onnx\nimport openvino as ov\nfrom onnx import helper, numpy_helper\n" + _model_code(rec, case) + '''
+
+def run_framework(x, w, b):
+    """OpenVINO's CPU plugin at its default hints: its inference precision is printed (bf16 on AVX512_BF16/AMX)."""
+    core = ov.Core()
+    model = build_model(w.astype(DTYPE), None if b is None else b.astype(DTYPE))
+    compiled = core.compile_model(core.read_model(model.SerializeToString()), "CPU")
+    print("OpenVINO inference precision:", compiled.get_property("INFERENCE_PRECISION_HINT"))
+    y = compiled({"x": np.ascontiguousarray(x.astype(DTYPE))})[compiled.output(0)]
+    return np.asarray(y).astype(np.float64), str(y.dtype)
+'''
+
+
+@register("torch-onnx-ort")
+def torch_onnx_ort_template(rec: Record, case: Case) -> str:
+    """The torch module of module_plan(), exported by torch.onnx.export (defaults), run by ONNX Runtime."""
+    _runnable(rec, case)
+    cls, args, pre_pad, crop, body, _ = module_plan(case)
+    _check(rec, "forward: " + "; ".join(body))
+    forward = ["x = x.movedim(-1, 1)"] if case.channels_last else []
+    if pre_pad:
+        forward.append(f"x = F.pad(x, {[v for pair in reversed(pre_pad) for v in pair]})")
+    forward.append("y = self.m(x)")
+    if crop:  # as the adapter: end = size - after, so the exported graph is the same
+        forward.append("y = y[:, :, " + ", ".join(f"{cb}:y.shape[{2 + i}] - {ca}" for i, (cb, ca) in enumerate(crop)) + "]")
+    if case.channels_last:
+        forward.append("y = y.movedim(1, -1)")
+    bias = "\n            self.m.bias.copy_(b)" if case.bias else ""
+    return "import io\n\nimport onnxruntime as ort\nimport torch\nimport torch.nn.functional as F\n" + _ort(rec) + f'''
+
+class Model(torch.nn.Module):
+    """convdiff's torch-onnx-ort module: torch.nn.{cls} holding the case's weights."""
+
+    def __init__(self, w, b):
+        super().__init__()
+        self.m = torch.nn.{cls}({_kwargs(args)}, dtype=torch.{case.dtype})
+        with torch.no_grad():
+            self.m.weight.copy_(w){bias}
+
+    def forward(self, x):
+{textwrap.indent(chr(10).join(forward), " " * 8)}
+        return y
+
+
+def run_framework(x, w, b):
+    """Export with torch.onnx.export's defaults (the pinned torch's default exporter) into memory, then ORT."""
+    def t(a):  # exact: the values are DTYPE values
+        return torch.from_numpy(case_dtype(a))
+
+    model = Model(t(w), None if b is None else t(b)).eval()
+    f = io.BytesIO()
+    with torch.no_grad():
+        torch.onnx.export(model, (t(x),), f, input_names=["x"], output_names=["y"])
+    return run_onnx(f.getvalue(), x)
+'''
+
+
+@register("tf2onnx-ort")
+def tf2onnx_ort_template(rec: Record, case: Case) -> str:
+    """The tensorflow backend's tf.nn calls in a tf.function (weights as constants), tf2onnx (defaults), ORT."""
+    _runnable(rec, case)
+    reason = TensorFlowBackend().supports(case, rec.device)
+    if reason:
+        raise ReproUnavailable(f"{rec.backend} does not run this case: {reason}")
+    lines = nn_call(case, not case.channels_last).lines(case.bias)
+    _check(rec, next(ln for ln in lines if ln.startswith("y = tf.nn.conv")))
+    perm, _ = weight_transpose(case)
+    body = textwrap.indent("\n".join(lines), " " * 8)
+    bias = "tf.constant(b_np)" if case.bias else "None"
+    return ('import os\n\nos.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")\nimport onnxruntime as ort\n'
+            'import tensorflow as tf\nimport tf2onnx\n') + _ort(rec) + f'''
+
+def run_framework(x, w, b):
+    """Convert in memory with tf2onnx.convert.from_function's defaults, then ONNX Runtime."""
+    w_np = case_dtype(np.transpose(w, {perm}))  # canonical -> TF's filter layout
+    b_np = None if b is None else case_dtype(b)
+
+    @tf.function
+    def fn(x):
+        w, b = tf.constant(w_np), {bias}
+{body}
+        return y
+
+    spec = [tf.TensorSpec({list(case.input_shape)}, tf.{case.dtype}, name="x")]
+    model, _ = tf2onnx.convert.from_function(fn, input_signature=spec)
+    return run_onnx(model.SerializeToString(), x)
+'''
+
+
+@register("paddle2onnx-ort")
+def paddle2onnx_ort_template(rec: Record, case: Case) -> str:
+    """The paddle layer of layer_args(), exported by paddle.onnx.export (defaults) to a temporary directory, ORT."""
+    _runnable(rec, case)
+    cls, args = Paddle2OnnxOrtBackend().layer_args(case)
+    _check(rec, f"layer = paddle.nn.{cls}(" + _kwargs(args) + ")")
+    bias = "\n    layer.bias.set_value(paddle.to_tensor(case_dtype(b)))" if case.bias else ""
+    return "import os\nimport tempfile\n\nimport onnxruntime as ort\nimport paddle\n" + _ort(rec) + f'''
+
+def run_framework(x, w, b):
+    """paddle.onnx.export (paddle2onnx at its defaults) into a temporary directory, then ONNX Runtime."""
+    paddle.set_device("cpu")
+    layer = paddle.nn.{cls}({_kwargs(args)})
+    layer.weight.set_value(paddle.to_tensor(case_dtype(w))){bias}
+    layer.eval()
+    spec = [paddle.static.InputSpec({list(case.input_shape)}, DTYPE, name="x")]
+    with tempfile.TemporaryDirectory() as tmp:
+        paddle.onnx.export(layer, os.path.join(tmp, "model"), input_spec=spec)
+        with open(os.path.join(tmp, "model.onnx"), "rb") as fh:
+            model = fh.read()
+    return run_onnx(model, x)
+'''

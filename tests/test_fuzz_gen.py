@@ -1,0 +1,126 @@
+"""The fuzz generator: deterministic, schema-valid, covering the case space and its corners,
+and producing every invalid class the validator knows (each one flagged by it)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.case import DATA_KINDS, DTYPES, LAYOUTS, OPS, op_is_transpose
+from harness.fuzz_gen import INVALID_CLASSES, SCHEMA_INVALID_CLASSES, Config, config_at, generate
+from harness.loader import load_file
+from harness.schema import validate_fields
+from harness.validity import canonical_case
+from harness.yamlmap import InputError
+
+N = 600
+
+
+@pytest.fixture(scope="module")
+def configs() -> list[Config]:
+    gen = generate(11, invalid_rate=0.3)
+    return [next(gen) for _ in range(N)]
+
+
+def _dims(v, rank: int) -> list:
+    return v if isinstance(v, list) else [v] * rank
+
+
+def test_same_seed_same_configs(configs: list[Config]) -> None:
+    again = generate(11, invalid_rate=0.3)
+    assert [next(again).fields for _ in range(N)] == [c.fields for c in configs]
+    assert config_at(11, 123, invalid_rate=0.3).fields == configs[123].fields  # each one alone, too
+    other = generate(12, invalid_rate=0.3)
+    assert [next(other).fields for _ in range(20)] != [c.fields for c in configs[:20]]
+
+
+def test_every_config_loads_through_the_normal_loader(configs: list[Config], tmp_path: Path) -> None:
+    runnable = [c for c in configs if c.case is not None]
+    path = tmp_path / "fuzz.yaml"
+    path.write_text("cases:\n" + "".join(f"  - {json.dumps(c.fields)}\n" for c in runnable), encoding="utf-8")
+    loaded = load_file(path)
+    assert [c.id for c in loaded] == [c.case.id for c in runnable]
+    assert [c.params() for c in loaded] == [c.case.params() for c in runnable]
+    assert all((c.expect == "invalid") == (c.geometry is None) for c in loaded)
+
+
+def test_covers_the_case_space(configs: list[Config]) -> None:
+    valid = [c for c in configs if c.kind == "valid"]
+    seen = {k: {c.fields.get(k) for c in valid} for k in ("op", "dtype", "layout", "data")}
+    assert seen["op"] == set(OPS) and seen["dtype"] == set(DTYPES)
+    assert seen["layout"] == set(LAYOUTS) and seen["data"] == set(DATA_KINDS)
+    forms = {type(c.fields["padding"]).__name__ if not isinstance(c.fields["padding"], list)
+             else ("pairs" if isinstance(c.fields["padding"][0], list) else "per_dim") for c in valid}
+    modes = {c.fields["padding"] for c in valid if isinstance(c.fields["padding"], str)}
+    assert forms == {"int", "str", "per_dim", "pairs"} and modes == {"same", "valid"}
+    assert {c.fields["batch"] for c in valid} >= {1, 2}
+    assert any(c.fields["bias"] for c in valid) and any(not c.fields["bias"] for c in valid)
+
+
+def _corners(c: Config) -> set[str]:
+    """The boundary features of one valid config, computed from its canonical case."""
+    case, out = c.case, set()
+    assert case is not None
+    for n, k, s, d, op in zip(case.input_size, case.kernel_size, case.stride, case.dilation, case.output_padding):
+        out |= {name for name, hit in (
+            ("L % s != 0", n % s != 0), ("k < s", k < s), ("d > s", d > s), ("k > L", k > n),
+            ("size 1", n == 1 or k == 1), ("k = 7", k == 7),
+            ("output_padding at max", case.transpose and max(s, d) > 1 and op == max(s, d) - 1)) if hit}
+    if case.padding == "same" and any((a + b) % 2 for a, b in case.geometry.pads):
+        out.add("odd SAME total")
+    if case.groups == case.in_channels > 1:
+        out.add("groups == channels")
+    if case.groups > 1:
+        out.add("groups")
+    return out
+
+
+def test_biased_to_the_corners(configs: list[Config]) -> None:
+    valid = [c for c in configs if c.kind == "valid"]
+    counts = {}
+    for c in valid:
+        for corner in _corners(c):
+            counts[corner] = counts.get(corner, 0) + 1
+    for corner in ("L % s != 0", "k < s", "d > s", "k > L", "size 1", "k = 7", "output_padding at max",
+                   "odd SAME total", "groups == channels", "groups"):
+        assert counts.get(corner, 0) >= len(valid) // 40, (corner, counts)
+
+
+PROBLEM_FIELD = {"kernel_reach": "output size", "groups_not_dividing": "groups",
+                 "output_padding_ge_max": "output_padding"}
+
+
+def test_every_invalid_class_is_produced_and_flagged(configs: list[Config]) -> None:
+    invalid = [c for c in configs if c.kind == "invalid"]
+    assert {c.focus for c in invalid} == set(INVALID_CLASSES)
+    for c in invalid:
+        assert c.fields["expect"] == "invalid" and c.case is not None and c.case.geometry is None
+        model, problem = validate_fields(c.fields)
+        assert problem is None
+        _, problems = canonical_case(model, c.fields["id"], "x.yaml", 1)
+        assert PROBLEM_FIELD[c.focus] in [f for f, _ in problems], (c.fields, problems)
+        if c.focus.startswith("output_padding"):
+            assert op_is_transpose(c.fields["op"])
+
+
+def test_schema_invalid_classes_are_refused_by_the_loader(configs: list[Config], tmp_path: Path) -> None:
+    refused = [c for c in configs if c.kind == "schema_invalid"]
+    assert {c.focus for c in refused} == set(SCHEMA_INVALID_CLASSES)
+    for c in refused[:12]:
+        assert c.case is None and validate_fields(c.fields)[1] is not None
+        path = tmp_path / f"{c.fields['id']}.yaml"
+        path.write_text("cases:\n" + f"  - {json.dumps(c.fields)}\n", encoding="utf-8")
+        with pytest.raises(InputError) as err:
+            load_file(path)
+        assert str(err.value).startswith(f"{path}:2: ") and "\n" not in str(err.value)
+
+
+def test_invalid_rate_is_respected() -> None:
+    gen = generate(5, invalid_rate=0.2)
+    kinds = [next(gen).kind for _ in range(400)]
+    share = sum(k != "valid" for k in kinds) / len(kinds)
+    assert 0.13 < share < 0.27
+    none = generate(5, invalid_rate=0.0)
+    assert all(next(none).kind == "valid" for _ in range(100))

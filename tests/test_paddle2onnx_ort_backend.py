@@ -1,0 +1,61 @@
+"""`paddle2onnx-ort`: paddle.nn conv layers exported by paddle.onnx.export (paddle2onnx) and run by
+ONNX Runtime, through real isolated workers.
+
+Passing cases use integer data (exact in float32) and the `paddle` backend's own arguments. The
+failing side is a real paddle2onnx divergence: it aborts the process (SIGABRT) on a channels-last
+conv instead of raising, pinned in cases/known_issues.yaml. The export's temporary files are
+removed, also those an aborted worker leaves (by the next worker's setup).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import pytest
+
+from backends.paddle2onnx_ort import TMP_PREFIX, remove_stale_dirs
+from harness.records import Record
+from tests.helpers import make_case, run_on
+
+if any(importlib.util.find_spec(m) is None for m in ("paddle", "paddle2onnx", "onnx", "onnxruntime")):
+    pytest.skip("paddle/paddle2onnx/onnx/onnxruntime are not installed", allow_module_level=True)
+
+COMMON = dict(in_channels=4, out_channels=6, bias=True, data="integers")
+CASES = [
+    make_case(id="c2d_nhwc", op="conv2d", input_size=[6, 5], kernel_size=3, padding=1, layout="channels_last",
+              **COMMON),
+    make_case(id="c2d_pairs", op="conv2d", input_size=[6, 7], kernel_size=3, stride=2, padding=[[1, 0], [0, 2]],
+              groups=2, **COMMON),
+    make_case(id="t2d_outpad", op="conv_transpose2d", input_size=[4, 5], kernel_size=3, stride=2, padding=1,
+              output_padding=1, **COMMON),
+]
+
+
+@pytest.fixture(scope="module")
+def records() -> dict[str, Record]:
+    return {r.case_id: r for r in run_on(CASES, ["paddle2onnx-ort"], timeout=180, known=True)}
+
+
+def test_passes_exactly_and_records_the_export(records: dict[str, Record]) -> None:
+    for cid in ("c2d_pairs", "t2d_outpad"):
+        r = records[cid]
+        assert r.status == "pass" and r.max_abs_err == 0.0, (cid, r.status, r.message)
+        assert "paddle.onnx.export(layer" in r.translation and "opset" in r.translation
+    assert "paddle.nn.Conv2D(" in records["c2d_pairs"].translation
+    assert "padding=[1, 0, 0, 2]" in records["c2d_pairs"].translation
+    assert "output_padding=[1, 1]" in records["t2d_outpad"].translation
+
+
+def test_channels_last_abort_is_the_known_converter_crash(records: dict[str, Record]) -> None:
+    r = records["c2d_nhwc"]
+    assert r.status == "crash" and r.known_issue == "paddle2onnx-nhwc-conv-aborts", r.message
+
+
+def test_stale_export_dirs_of_dead_workers_are_removed(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    dead, alive = tmp_path / f"{TMP_PREFIX}999999999-x", tmp_path / f"{TMP_PREFIX}{os.getpid()}-y"
+    dead.mkdir()
+    alive.mkdir()
+    remove_stale_dirs()
+    assert not dead.exists() and alive.exists()

@@ -1,0 +1,138 @@
+"""The measured capability table cannot be fooled.
+
+1. For every cell an adapter declares `unsupported` (within the ops its variant covers), the
+   framework's most direct way to express it (tests/direct_attempts.py, written apart from the
+   adapters) runs in a subprocess: the test fails if the framework accepts it and gives the
+   oracle's answer.
+2. What `convdiff backends --capabilities` declares and what `--probe` measures agree, cell by cell,
+   wherever the declaration's text decides the cell (harness/probe_declared.py).
+The probe runs through the real workers (cached per framework version under .convdiff-cache/probe).
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from backends.base import Capabilities
+from backends.registry import get_backend, installed_backends
+from harness.build import make_case
+from harness.case import OPS
+from harness.probe import Cell, probe, probe_cells
+from harness.probe_declared import declared
+
+from .direct_attempts import CONTROL, CONTROL_FOR, ROUTES, script
+
+ROOT = Path(__file__).resolve().parents[1]
+CELLS = probe_cells()
+BY_ID = {c.id: c for c in CELLS}
+
+
+@pytest.fixture(scope="module")
+def measured() -> dict[str, dict[str, Cell]]:
+    names = installed_backends()
+    if not names:
+        pytest.skip("no framework installed")
+    results, skipped = probe(names, "cpu")
+    assert results, skipped
+    return results
+
+
+def test_cells_cover_every_op_rank_and_feature() -> None:
+    """The fixed set, checked by hand-derived facts: 18 variants per op, 22 per transposed op."""
+    assert len(CELLS) == 3 * 18 + 3 * 22
+    for op in OPS:
+        mine = {c.id.removeprefix(op + "_"): c for c in CELLS if c.op == op}
+        assert {"pad1", "pad_asym", "same", "valid", "same_s2", "dil2", "groups2", "channels_last",
+                "float64", "float16", "bfloat16", "bias"} <= set(mine)
+        assert mine["pad_asym"].padding == ((1, 0),) * mine["pad1"].rank
+        assert mine["groups2"].groups == 2 and mine["float16"].dtype == "float16"
+        if op.startswith("conv_transpose"):
+            assert mine["outpad1"].output_padding == (1,) * mine["pad1"].rank
+            assert mine["same_k1_s2"].geometry is not None and any(mine["same_k1_s2"].geometry.extend)
+
+
+def test_declared_reads_the_prose_it_can_decide() -> None:
+    caps = Capabilities(groups="conv1d/2d (filter I/g); conv3d, transpose: none", dilation="conv, transpose",
+                        dtypes=("float32", "float16 (cuda only)", "float64, bfloat16: where registered"),
+                        output_padding="none", layouts=("channels_last",))
+    case = lambda **kw: make_case(**{"op": "conv2d", "in_channels": 4, "out_channels": 4, "input_size": 6,  # noqa: E731
+                                     "kernel_size": 3, "layout": "channels_last", **kw})
+    assert declared(caps, case(groups=2, op="conv3d"), "cpu") is False
+    assert declared(caps, case(groups=2, op="conv_transpose2d"), "cpu") is False
+    assert declared(caps, case(groups=2), "cpu") is None          # qualified: undecided
+    assert declared(caps, case(dilation=2), "cpu") is True
+    assert declared(caps, case(dtype="float16"), "cpu") is False  # cuda only
+    assert declared(caps, case(dtype="float16"), "cuda") is True
+    assert declared(caps, case(dtype="bfloat16"), "cpu") is None
+    assert declared(caps, case(layout="channels_first"), "cpu") is False
+    assert declared(caps, case(op="conv_transpose2d", stride=2, output_padding=1), "cpu") is False
+
+
+def test_declared_and_measured_agree(measured: dict[str, dict[str, Cell]]) -> None:
+    disagree = []
+    for name, cells in measured.items():
+        caps = get_backend(name).capabilities
+        for cid, cell in cells.items():
+            said = declared(caps, BY_ID[cid], "cpu")
+            if said is False and cell.result != "unsupported":
+                disagree.append(f"{name} {cid}: --capabilities says no, --probe measured {cell.result}")
+            if said is True and cell.result == "unsupported":
+                disagree.append(f"{name} {cid}: --capabilities says yes, --probe measured unsupported ({cell.detail})")
+    assert not disagree, "\n".join(disagree)
+
+
+def _attempt(route: str, cases: list, tmp_path: Path) -> list[dict]:
+    data = tmp_path / f"{route}.pkl"
+    data.write_bytes(pickle.dumps(cases))
+    done = subprocess.run([sys.executable, "-c", script(route), str(ROOT), str(data)], capture_output=True,
+                          text=True, timeout=600, cwd=ROOT)
+    assert done.returncode == 0, f"{route}: the direct attempt itself failed:\n{done.stderr[-3000:]}"
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_no_declared_unsupported_cell_is_expressible(measured: dict[str, dict[str, Cell]], tmp_path: Path) -> None:
+    from .direct_attempts import DIRECT
+
+    cells: dict[str, list[tuple[str, str]]] = {}  # backend -> its declared-unsupported cells
+    for name, results in measured.items():
+        ops = get_backend(name).capabilities.ops  # a variant's scope is not a capability claim
+        cells[name] = [cid for cid, cell in results.items() if cell.result == "unsupported" and BY_ID[cid].op in ops]
+    routes = {name: ROUTES.get(name, (name,)) for name, ids in cells.items() if ids}
+    missing = sorted({r for rs in routes.values() for r in rs if r not in DIRECT})
+    assert not missing, f"cells declared unsupported with no direct attempt written for: {missing}"
+    outcome: dict[tuple[str, str], dict] = {}
+    for route in sorted({r for rs in routes.values() for r in rs}):
+        control = CONTROL_FOR.get(route, CONTROL)
+        ids = sorted({cid for name, rs in routes.items() if route in rs for cid in cells[name]} - set(control))
+        for o in _attempt(route, [BY_ID[c] for c in [*control, *ids]], tmp_path):
+            outcome[(route, o["id"])] = o
+        for cid in control:
+            o = outcome[(route, cid)]
+            assert o["accepted"] and o["matches"], f"{route}: the direct attempt gets the plain cell {cid} wrong ({o['message']})"
+    fooled = [f"{name} {cid}: declared unsupported ({measured[name][cid].detail}), but "
+              + " + ".join(rs) + " accept it and give the oracle's answer"
+              for name, rs in routes.items() for cid in cells[name]
+              if all(outcome[(r, cid)]["accepted"] and outcome[(r, cid)]["matches"] for r in rs)]
+    assert not fooled, "\n".join(fooled)
+
+
+def test_run_table_shows_a_cached_probe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The report's Run table line comes from the probe cache only (no probe runs during a run)."""
+    from harness.probe import cache_path, run_table_entry
+
+    monkeypatch.setenv("CONVDIFF_CACHE", str(tmp_path))
+    assert run_table_entry(["torch-cpu"]) == {}
+    path = cache_path("torch", "cpu", CELLS)
+    assert path is not None
+    path.parent.mkdir(parents=True)
+    cells = {c.id: {"result": "native", "detail": "", "status": "pass"} for c in CELLS}
+    cells[CELLS[0].id] = {"result": "unsupported", "detail": "why", "status": "unsupported"}
+    path.write_text(json.dumps({"cells": cells}))
+    assert run_table_entry(["torch-cpu", "paddle-cpu"]) == {
+        "capability_probe": f"torch-cpu: {len(CELLS) - 1} native, 1 unsupported (convdiff backends --probe)"}

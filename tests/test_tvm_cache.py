@@ -1,0 +1,76 @@
+"""TVM compile cache writes: ld-linked libraries run like the JIT, and `second` defers writes.
+
+TVM runs in a subprocess (frameworks never load in the test process).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SCRIPT = r'''
+import json, sys
+from pathlib import Path
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+import tvm
+from tvm import relax
+from backends.tvm_cache import CompileCache
+
+def build():
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorType(shape=(1, 2, 5, 5), dtype="float16"))
+    w = relax.Var("w", relax.TensorType(shape=(3, 2, 3, 3), dtype="float16"))
+    with bb.function("main", [x, w]):
+        with bb.dataflow():
+            out = bb.emit_output(bb.emit(relax.op.nn.conv2d(x, w, padding=1)))
+        bb.emit_func_output(out)
+    return tvm.compile(bb.get(), target="llvm")
+
+rng = np.random.default_rng(0)
+x = rng.integers(-3, 4, (1, 2, 5, 5)).astype("float16")
+w = rng.integers(-3, 4, (3, 2, 3, 3)).astype("float16")
+
+def run(mod):
+    return relax.VirtualMachine(mod, tvm.cpu(0))["main"](tvm.runtime.tensor(x), tvm.runtime.tensor(w)).numpy()
+
+root, policy = Path(sys.argv[2]), sys.argv[3]
+jit = run(build())
+steps = []
+for _ in range(3):
+    cache = CompileCache(root, policy=policy)
+    mod, hit = cache.get_or_build("k" * 32, build)
+    steps.append({"hit": hit, "files": sorted(p.name for p in root.iterdir()) if root.exists() else [],
+                  "same_as_jit": bool(np.array_equal(run(mod), jit)), "deferred": cache.stats.deferred})
+print(json.dumps(steps))
+'''
+
+
+def cache_steps(tmp_path: Path, policy: str) -> list[dict]:
+    done = subprocess.run([sys.executable, "-c", SCRIPT, str(ROOT), str(tmp_path / "tvm"), policy],
+                          capture_output=True, text=True, timeout=300)
+    if done.returncode != 0 and "No module named 'tvm'" in done.stderr:
+        pytest.skip("TVM is not installed")
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def test_always_writes_on_first_build_and_runs_the_written_library(tmp_path: Path) -> None:
+    steps = cache_steps(tmp_path, "always")
+    assert [s["hit"] for s in steps] == [False, True, True]
+    assert steps[0]["files"] == ["k" * 32 + ".so"]
+    assert all(s["same_as_jit"] for s in steps)  # float16 exercises the half-precision helpers
+
+
+def test_second_sighting_writes_only_the_second_time(tmp_path: Path) -> None:
+    steps = cache_steps(tmp_path, "second")
+    assert [s["hit"] for s in steps] == [False, False, True]
+    assert steps[0]["files"] == ["k" * 32 + ".seen"] and steps[0]["deferred"] == 1
+    assert steps[1]["files"] == ["k" * 32 + ".so"]  # marker replaced by the library
+    assert all(s["same_as_jit"] for s in steps)
