@@ -23,27 +23,7 @@ from harness.inputs import Inputs
 
 from .base import Capabilities, Output, Rejected, first_line
 from .onnxruntime_backend import OrtBase
-from .torch_backend import TorchBackend
-
-MODULE = {"conv": "Conv{r}d", "conv_transpose": "ConvTranspose{r}d"}
-
-
-def module_plan(case: Case) -> tuple[str, dict[str, Any], list | None, list | None, list[str], list[str]]:
-    """Module class, its kwargs, input pad, output crop, the forward as code lines, and notes (pure)."""
-    kw, pre_pad, crop, notes = TorchBackend().translate(case)  # the torch backend's identities, unchanged
-    cls = MODULE[case.family].format(r=case.rank)
-    args = {"in_channels": case.in_channels, "out_channels": case.out_channels,
-            "kernel_size": case.kernel_size, "bias": case.bias, **kw}
-    body = ["x = x.movedim(-1, 1)"] if case.channels_last else []
-    if pre_pad:
-        body.append(f"x = F.pad(x, {[v for pair in reversed(pre_pad) for v in pair]})")
-    body.append("y = self.m(x)")
-    if crop:
-        body.append("y = y[:, :, " + ", ".join(f"{cb}:{-ca or None}" for cb, ca in crop) + "]")
-    if case.channels_last:
-        body.append("y = y.movedim(1, -1)")
-        notes = [*notes, "channels_last: movedim to NC* and back inside forward (an exported graph has no memory format)"]
-    return cls, args, pre_pad, crop, body, notes
+from .torch_module import conv_module, module_plan, to_tensor
 
 
 class TorchOnnxOrtBackend(OrtBase):
@@ -90,33 +70,11 @@ class TorchOnnxOrtBackend(OrtBase):
                crop: list | None) -> bytes:
         """The module with the case's weights, exported by torch.onnx.export into memory."""
         torch = self.torch
-        import torch.nn.functional as F
-
-        class Model(torch.nn.Module):
-            def __init__(self) -> None:
-                super().__init__()
-                self.m = getattr(torch.nn, cls)(**args, dtype=getattr(torch, case.dtype))
-                with torch.no_grad():
-                    self.m.weight.copy_(torch.from_numpy(inputs.w))
-                    if inputs.b is not None:
-                        self.m.bias.copy_(torch.from_numpy(inputs.b))
-
-            def forward(self, x: Any) -> Any:
-                if case.channels_last:
-                    x = x.movedim(-1, 1)
-                if pre_pad:
-                    x = F.pad(x, [v for pair in reversed(pre_pad) for v in pair])
-                y = self.m(x)
-                if crop:
-                    y = y[(slice(None), slice(None), *(slice(cb, y.shape[2 + i] - ca) for i, (cb, ca) in enumerate(crop)))]
-                if case.channels_last:
-                    y = y.movedim(1, -1)
-                return y
-
+        model = conv_module(case, inputs, cls, args, pre_pad, crop)
         buf = io.BytesIO()
         with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), torch.no_grad():
             warnings.simplefilter("ignore")
-            torch.onnx.export(Model().eval(), (torch.from_numpy(inputs.x),), buf, input_names=["x"],
+            torch.onnx.export(model, (to_tensor(inputs.x),), buf, input_names=["x"],
                               output_names=["y"])
         return buf.getvalue()
 

@@ -18,7 +18,7 @@ from backends.onnx_model import ONNX_DTYPES, OPSET, dtype_reason, graph_nodes, n
 from backends.onnxruntime_backend import PROVIDERS
 from backends.paddle2onnx_ort import Paddle2OnnxOrtBackend
 from backends.tensorflow_backend import TensorFlowBackend, nn_call, weight_transpose
-from backends.torch_onnx_ort import module_plan
+from backends.torch_module import module_plan
 from harness.case import Case
 from harness.records import Record
 
