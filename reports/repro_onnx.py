@@ -23,6 +23,7 @@ from harness.case import Case
 from harness.records import Record
 
 from .repro_registry import ReproUnavailable, register
+from .repro_torch_module import kwargs_source, model_class_source
 
 # Shared by every script: arrays in the case dtype (ONNX Conv has float16/float/double only), one ORT session.
 ORT_RUNNER = '''
@@ -51,10 +52,6 @@ def _runnable(rec: Record, case: Case) -> None:
         raise ReproUnavailable(f"{rec.backend} does not run this case: {reason}")
 
 
-def _kwargs(kw: dict) -> str:
-    return ", ".join(f"{k}={v!r}" for k, v in kw.items())
-
-
 def _ort(rec: Record) -> str:
     return ORT_RUNNER.format(provider=PROVIDERS[rec.device])
 
@@ -62,7 +59,7 @@ def _ort(rec: Record) -> str:
 def _model_code(rec: Record, case: Case) -> str:
     """build_model(w, b): the checked one-node model of backends/onnx_model.py, as code."""
     attrs, _ = node_attributes(case)
-    nodes = ",\n".join(f"helper.make_node({op!r}, {ins!r}, {outs!r}, {_kwargs(kw)})"
+    nodes = ",\n".join(f"helper.make_node({op!r}, {ins!r}, {outs!r}, {kwargs_source(kw)})"
                        for op, ins, outs, kw in graph_nodes(case, attrs, case.bias))
     inits = ('[numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")]' if case.bias
              else '[numpy_helper.from_array(w, "w")]')
@@ -120,30 +117,10 @@ def torch_onnx_ort_template(rec: Record, case: Case) -> str:
     _runnable(rec, case)
     cls, args, pre_pad, crop, body, _ = module_plan(case)
     _check(rec, "forward: " + "; ".join(body))
-    forward = ["x = x.movedim(-1, 1)"] if case.channels_last else []
-    if pre_pad:
-        forward.append(f"x = F.pad(x, {[v for pair in reversed(pre_pad) for v in pair]})")
-    forward.append("y = self.m(x)")
-    if crop:  # as the adapter: end = size - after, so the exported graph is the same
-        forward.append("y = y[:, :, " + ", ".join(f"{cb}:y.shape[{2 + i}] - {ca}" for i, (cb, ca) in enumerate(crop)) + "]")
-    if case.channels_last:
-        forward.append("y = y.movedim(1, -1)")
-    bias = "\n            self.m.bias.copy_(b)" if case.bias else ""
+    model = model_class_source(case, "torch-onnx-ort", cls, args, pre_pad, crop)
     return "import io\n\nimport onnxruntime as ort\nimport torch\nimport torch.nn.functional as F\n" + _ort(rec) + f'''
 
-class Model(torch.nn.Module):
-    """convdiff's torch-onnx-ort module: torch.nn.{cls} holding the case's weights."""
-
-    def __init__(self, w, b):
-        super().__init__()
-        self.m = torch.nn.{cls}({_kwargs(args)}, dtype=torch.{case.dtype})
-        with torch.no_grad():
-            self.m.weight.copy_(w){bias}
-
-    def forward(self, x):
-{textwrap.indent(chr(10).join(forward), " " * 8)}
-        return y
-
+{model}
 
 def run_framework(x, w, b):
     """Export with torch.onnx.export's defaults (the pinned torch's default exporter) into memory, then ORT."""
@@ -195,14 +172,14 @@ def paddle2onnx_ort_template(rec: Record, case: Case) -> str:
     """The paddle layer of layer_args(), exported by paddle.onnx.export (defaults) to a temporary directory, ORT."""
     _runnable(rec, case)
     cls, args = Paddle2OnnxOrtBackend().layer_args(case)
-    _check(rec, f"layer = paddle.nn.{cls}(" + _kwargs(args) + ")")
+    _check(rec, f"layer = paddle.nn.{cls}(" + kwargs_source(args) + ")")
     bias = "\n    layer.bias.set_value(paddle.to_tensor(case_dtype(b)))" if case.bias else ""
     return "import os\nimport tempfile\n\nimport onnxruntime as ort\nimport paddle\n" + _ort(rec) + f'''
 
 def run_framework(x, w, b):
     """paddle.onnx.export (paddle2onnx at its defaults) into a temporary directory, then ONNX Runtime."""
     paddle.set_device("cpu")
-    layer = paddle.nn.{cls}({_kwargs(args)})
+    layer = paddle.nn.{cls}({kwargs_source(args)})
     layer.weight.set_value(paddle.to_tensor(case_dtype(w))){bias}
     layer.eval()
     spec = [paddle.static.InputSpec({list(case.input_shape)}, DTYPE, name="x")]

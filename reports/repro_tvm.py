@@ -23,6 +23,7 @@ from harness.case import Case
 from harness.records import Record
 
 from .repro_registry import ReproUnavailable, register
+from .repro_torch_module import kwargs_source, model_class_source
 
 VM_ARGS_LINE = "y = relax.VirtualMachine(exe, dev)['main']({args})"
 
@@ -78,11 +79,6 @@ def _notes(notes: list[str]) -> str:
     return "".join(f"# exact identity: {n}\n" for n in notes)
 
 
-def _kwargs(kw: dict) -> str:
-    """Keyword arguments as Python source."""
-    return ", ".join(f"{k}={v!r}" for k, v in kw.items())
-
-
 @register("tvm")
 def tvm_template(rec: Record, case: Case) -> str:
     """One relax.op.nn call in a BlockBuilder function, as direct_plan says (layouts, pads, bias add)."""
@@ -123,32 +119,12 @@ def tvm_torch_import_template(rec: Record, case: Case) -> str:
     _supported(backend, rec, case)
     cls, args, pre_pad, crop, lines, notes = backend.plan(case)
     _check(rec, notes, lines, "x")
-    forward = ["x = x.movedim(-1, 1)"] if case.channels_last else []
-    if pre_pad:
-        forward.append(f"x = F.pad(x, {[v for pair in reversed(pre_pad) for v in pair]})")
-    forward.append("y = self.m(x)")
-    if crop:  # as the adapter: end = size - after (not a negative index), so the exported graph is the same
-        forward.append("y = y[:, :, " + ", ".join(f"{cb}:y.shape[{2 + i}] - {ca}" for i, (cb, ca) in enumerate(crop)) + "]")
-    if case.channels_last:
-        forward.append("y = y.movedim(1, -1)")
-    bias = "\n            self.m.bias.copy_(b)" if case.bias else ""
+    model = model_class_source(case, "tvm-torch-import", cls, args, pre_pad, crop)
     imports = _imports("from tvm.relax.frontend.torch import from_exported_program", "import torch",
                        "import torch.nn.functional as F")
     return imports + RUNNER + f'''
 
-{_notes(notes)}class Model(torch.nn.Module):
-    """convdiff's tvm-torch-import module: torch.nn.{cls} holding the case's weights."""
-
-    def __init__(self, w, b):
-        super().__init__()
-        self.m = torch.nn.{cls}({_kwargs(args)}, dtype=torch.{case.dtype})
-        with torch.no_grad():
-            self.m.weight.copy_(w){bias}
-
-    def forward(self, x):
-{textwrap.indent(chr(10).join(forward), " " * 8)}
-        return y
-
+{_notes(notes)}{model}
 
 def run_framework(x, w, b):
     """Export, import into Relax, compile and run on {rec.device} (the weights are baked in as constants)."""
@@ -170,7 +146,7 @@ def tvm_onnx_template(rec: Record, case: Case) -> str:
     _supported(backend, rec, case)
     attrs, lines, notes = backend.plan(case)
     _check(rec, notes, lines, "x")
-    nodes = ",\n".join(f"helper.make_node({op!r}, {ins!r}, {outs!r}, {_kwargs(kw)})"
+    nodes = ",\n".join(f"helper.make_node({op!r}, {ins!r}, {outs!r}, {kwargs_source(kw)})"
                        for op, ins, outs, kw in graph_nodes(case, attrs, case.bias))
     inits = '[numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")]' if case.bias else '[numpy_helper.from_array(w, "w")]'
     imports = _imports("from tvm.relax.frontend.onnx import from_onnx", "import onnx",
