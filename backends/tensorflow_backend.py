@@ -15,7 +15,6 @@ rest by exact identities (pad then VALID; VALID transpose then crop), recorded.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,10 +24,9 @@ from harness.case import Case
 from harness.inputs import Inputs
 
 from .base import Backend, Capabilities, HostFact, Output, Rejected, Unsupported, first_line
+from .tf_util import NHWC_ONLY, NODE_PREFIX, weight_transpose
 from .torch_backend import tf32_requested
 
-NHWC_ONLY = re.compile(r"only supports (the )?N[DHW]*C\b")
-NODE_PREFIX = re.compile(r"\{\{function_node [^}]*\}\}\s*")  # TF's op-location prefix, noise in messages
 Pairs = list[tuple[int, int]]
 
 
@@ -63,12 +61,6 @@ def same_transpose_matches(case: Case, pads: Pairs, out: list[int], full: list[i
         if o < 1 or -(-o // s) != n or pb != max(f - o, 0) // 2:
             return False
     return True
-
-
-def weight_transpose(case: Case) -> tuple[list[int], str]:
-    """Permutation of the canonical weight to TF's filter layout, and the line that says it."""
-    perm = [*range(2, 2 + case.rank), 1, 0]
-    return perm, f"w = tf.transpose(w_canonical, {perm})  # -> (*k, {'O, I' if case.transpose else 'I/g, O'})"
 
 
 def layout_perms(rank: int) -> tuple[list[int], list[int]]:

@@ -22,7 +22,8 @@ from harness.inputs import Inputs
 
 from .base import Capabilities, Output, Rejected, first_line
 from .onnxruntime_backend import OrtBase
-from .tensorflow_backend import NODE_PREFIX, TensorFlowBackend, weight_transpose
+from .tensorflow_backend import TensorFlowBackend
+from .tf_util import NODE_PREFIX, weight_transpose
 from .torch_onnx_ort import exported_by
 
 

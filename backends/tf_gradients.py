@@ -19,7 +19,7 @@ from harness.case import Case
 from harness.inputs import Inputs
 
 from .base import Output, Rejected, Unsupported, first_line
-from .tensorflow_backend import NHWC_ONLY, NODE_PREFIX, weight_transpose
+from .tf_util import NHWC_ONLY, NODE_PREFIX, weight_transpose
 
 
 def _tape(backend: Any, case: Case, x: Any, wc: Any, b: Any, dy: np.ndarray, perm: list[int], count: int,

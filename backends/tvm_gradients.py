@@ -18,7 +18,7 @@ from harness.case import Case
 from harness.inputs import Inputs
 
 from .base import Output, Rejected, Unsupported, first_line
-from .tvm_backend import data_layout, direct_plan, kernel_layout
+from .tvm_plan import data_layout, direct_plan, kernel_layout
 
 GRADIENT_LAYOUTS = {"NCHW": "OIHW"}  # what relax's conv2d gradient asserts (_op_gradient.conv2d_grad)
 

@@ -19,8 +19,9 @@ from harness.case import Case
 from harness.inputs import Inputs
 
 from .base import Capabilities, Output, Rejected, first_line
-from .tvm_backend import SPATIAL, TvmBase, canonical_kernel_layout, relayout
+from .tvm_backend import TvmBase
 from .tvm_cache import array_digest
+from .tvm_plan import SPATIAL, canonical_kernel_layout, relayout
 
 CONV = {1: "tf.nn.conv1d", 2: "tf.nn.conv2d", 3: "tf.nn.conv3d"}
 TCONV = {1: "tf.nn.conv1d_transpose", 2: "tf.nn.conv2d_transpose", 3: "tf.nn.conv3d_transpose"}

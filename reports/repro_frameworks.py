@@ -16,7 +16,8 @@ from collections.abc import Callable
 
 from backends.keras_backend import layer_call
 from backends.paddle_backend import PaddleBackend, PaddleOutputSizeBackend
-from backends.tensorflow_backend import NHWC_ONLY, in_nc_only, nn_call, weight_transpose
+from backends.tensorflow_backend import in_nc_only, nn_call
+from backends.tf_util import NHWC_ONLY, weight_transpose
 from harness.case import Case
 from harness.records import Record
 

@@ -17,7 +17,8 @@ import textwrap
 from backends.onnx_model import ONNX_DTYPES, OPSET, dtype_reason, graph_nodes, node_attributes, output_dims
 from backends.onnxruntime_backend import PROVIDERS
 from backends.paddle2onnx_ort import Paddle2OnnxOrtBackend
-from backends.tensorflow_backend import TensorFlowBackend, nn_call, weight_transpose
+from backends.tensorflow_backend import TensorFlowBackend, nn_call
+from backends.tf_util import weight_transpose
 from backends.torch_module import module_plan
 from harness.case import Case
 from harness.records import Record

@@ -15,8 +15,9 @@ import textwrap
 
 from backends.base import Backend
 from backends.onnx_model import ONNX_DTYPES, OPSET, graph_nodes, output_dims
-from backends.tvm_backend import TvmBackend, canonical_kernel_layout, direct_plan
+from backends.tvm_backend import TvmBackend
 from backends.tvm_onnx_import import TvmOnnxImportBackend, TvmOnnxOutputShapeBackend
+from backends.tvm_plan import canonical_kernel_layout, direct_plan
 from backends.tvm_tflite_import import TvmTfliteImportBackend, tf_kernel_layout
 from backends.tvm_torch_import import TvmTorchImportBackend
 from harness.case import Case

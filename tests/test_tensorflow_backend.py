@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from backends.tensorflow_backend import NHWC_ONLY
+from backends.tf_util import NHWC_ONLY
 from harness.case import Case
 from harness.records import Record
 from tests.helpers import make_case, run_on
