@@ -31,7 +31,7 @@ from .oracle import reference
 from .pool import Worker
 from .records import Record
 from .runner import judge, judge_case, oracle_for
-from .schema import CASE_FIELDS
+from .schema import CASE_FIELDS, is_schema_default
 
 STUB_SUFFIX = ".known-issues-stub.yml"
 
@@ -99,27 +99,12 @@ def shrink(records: list[Record], cases: dict[str, Case], workers: dict[str, Wor
     return results
 
 
-def _plain(name: str, value: Any) -> bool:
-    """A field that says what the schema default says (left out of the written case)."""
-    defaults = {"batch": 1, "groups": 1, "bias": False, "layout": "channels_first", "expect": "valid",
-                "tier": "full", "gradients": False, "data": "normal", "dtype": "float32"}
-    if name in defaults:
-        return value == defaults[name]
-    if name in ("stride", "dilation"):
-        return all(v == 1 for v in value)
-    if name == "output_padding":
-        return not any(value)
-    if name == "padding":
-        return not isinstance(value, str) and not any(v for pair in value for v in pair)
-    return False
-
-
 def case_entry(m: Minimized, comment: list[str]) -> str:
     """One `- id: ...` entry of a case file, with comment lines above it."""
     f = fields_of(m.case)
     f["tags"] = [t for t in f["tags"] if t != "fuzz"] + ["fuzz"]
     lines = [f"  # {c}"[:400] for c in comment] + [f"  - id: {m.case.id}"]
-    lines += [f"    {k}: {json.dumps(f[k])}" for k in CASE_FIELDS if k in f and k != "id" and not _plain(k, f[k])]
+    lines += [f"    {k}: {json.dumps(f[k])}" for k in CASE_FIELDS if k in f and k != "id" and not is_schema_default(k, f[k])]
     return "\n".join(lines) + "\n"
 
 

@@ -28,7 +28,7 @@ from .loader import load_cases
 from .pool import Worker
 from .records import Record
 from .runner import judge, judge_case, oracle_for
-from .schema import CASE_FIELDS
+from .schema import CASE_FIELDS, is_schema_default
 
 Fields = dict[str, Any]
 MAX_PASSES = 6
@@ -228,22 +228,8 @@ def case_yaml(result: Minimized) -> str:
         f"  - id: {minimal_id(orig.id)}",
     ]
     lines += [f"    {k}: {json.dumps(f[k])}" for k in CASE_FIELDS
-              if k in f and k != "id" and not _is_default(k, f[k])]
+              if k in f and k != "id" and not is_schema_default(k, f[k])]
     return "\n".join(lines) + "\n"
-
-
-def _is_default(name: str, value: Any) -> bool:
-    """Fields left out of the written case because they say what the schema default says."""
-    plain = {"batch": 1, "groups": 1, "bias": False, "layout": "channels_first", "expect": "valid", "gradients": False}
-    if name in plain:
-        return value == plain[name]
-    if name in ("stride", "dilation"):
-        return all(v == 1 for v in value)
-    if name == "output_padding":
-        return not any(value)
-    if name == "padding":
-        return not isinstance(value, str) and not any(v for pair in value for v in pair)
-    return False
 
 
 def write_outputs(result: Minimized, out_dir: Path) -> list[Path]:

@@ -139,3 +139,20 @@ def validate_fields(mapping: dict) -> tuple[CaseModel | None, tuple[str, str] | 
         loc = [str(p) for p in err["loc"]]
         field = loc[0] + "".join(f"[{p}]" for p in loc[1:]) if loc else "case"
         return None, (field, _message(err))
+
+
+def is_schema_default(name: str, value: Any) -> bool:
+    """Whether a field's (normalized) value says what the schema default says, so a written case may leave it out.
+
+    Per-axis fields (stride, dilation, output_padding) are tuples once a case is built; they are the
+    default when every axis is. Explicit padding is the default when every [before, after] pair is 0.
+    """
+    info = CaseModel.model_fields.get(name)
+    if info is None or info.is_required():
+        return False
+    default = info.default
+    if name == "padding":
+        return not isinstance(value, str) and not any(v for pair in value for v in pair)
+    if name in ("stride", "dilation", "output_padding"):
+        return all(v == default for v in value)
+    return bool(value == default)

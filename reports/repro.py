@@ -21,6 +21,7 @@ from harness.inputs import SIGNIFICAND_BITS, integer_amplitude
 from harness.records import Record
 from reports import repro_templates  # noqa: F401 - registers every framework's templates
 from reports.repro_registry import ReproUnavailable, template_for
+from reports.repro_verdict import VERDICT_SOURCE
 
 __all__ = ["ReproUnavailable", "find_record", "script_for"]
 
@@ -41,7 +42,7 @@ def script_for(rec: Record) -> str:
 
         return "\n".join([_header(rec, case), gradient_part(rec, case).strip("\n")]) + "\n"
     backend_code = template_for(rec)(rec, case)
-    return "\n".join([_header(rec, case), backend_code.strip("\n"), "", _FOOTER]) + "\n"
+    return "\n".join([_header(rec, case), backend_code.strip("\n"), "", _FOOTER + VERDICT_SOURCE])
 
 
 def _header(rec: Record, case: Case) -> str:
@@ -135,45 +136,7 @@ ref, scale = reference(x, w, b), reference(np.abs(x), np.abs(w), None if b is No
 if LAYOUT == "channels_last":
     ref, scale = np.moveaxis(ref, 1, -1), np.moveaxis(scale, 1, -1)
 
-# The bound (convdiff harness/bound.py): gamma(K+2) * (|x| (*) |w| + |b|), in the accumulation precision.
-n_acc = K + 2
-half = DTYPE in ("float16", "bfloat16")
-u_acc = 2.0**-24 if half else 2.0**-SIG_BITS
-if DATA == "integers" and scale.max(initial=0.0) <= 2.0 ** min(SIG_BITS, 24):
-    bound = np.zeros_like(scale)  # every partial sum is an exact integer
-else:
-    bound = n_acc * u_acc / (1 - n_acc * u_acc) * scale
-    if half:
-        bound += 2.0**-SIG_BITS * (scale + np.abs(ref))
-    if TF32 and DTYPE == "float32":
-        bound += 2.0 * 2.0**-11 * scale
-    bound += n_acc * TINY
-
-try:
-    out, out_dtype = run_framework(x_case, w, b)
-except Exception as exc:  # the framework refused a valid case
-    print(f"framework raised: {type(exc).__name__}: {exc}".splitlines()[0])
-    print("verdict: rejected")
-    sys.exit(1)
-if out.shape != ref.shape:
-    print(f"output shape {out.shape}, expected {ref.shape}")
-    verdict = "shape_mismatch"
-elif out_dtype != DTYPE:
-    print(f"output dtype {out_dtype}, expected {DTYPE}")
-    verdict = "mismatch"
-else:
-    finite = np.isfinite(out)
-    err = np.where(finite, np.abs(out - ref), 0.0)
-    # where exact arithmetic makes the bound 0, errors count in units of one rounding (as convdiff does)
-    unit = np.maximum(bound, 2.0**-SIG_BITS * scale + np.finfo(np.float64).tiny)
-    with np.errstate(over="ignore"):
-        ratio = np.where(finite, err / unit, np.inf)
-    worst = np.unravel_index(int(np.argmax(ratio)), ratio.shape) if ratio.size else ()
-    print(f"max |err| = {err.max(initial=0.0):.6g}; error/bound = {ratio.max(initial=0.0):.6g} at index {tuple(map(int, worst))}")
-    print(f"{int((~finite).sum())} non-finite, {int((ratio > 1).sum())}/{ratio.size} elements beyond the bound")
-    verdict = "pass" if (finite.all() and not (ratio > 1).any()) else "mismatch"
-print(f"verdict: {verdict}")
-sys.exit(0 if verdict == "pass" else 1)
+K_ACC, WHAT, ARGS = K, "output", (x_case, w, b)
 '''
 
 

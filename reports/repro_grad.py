@@ -16,6 +16,7 @@ from harness.case import Case
 from harness.records import Record
 
 from .repro_registry import ReproUnavailable
+from .repro_verdict import VERDICT_SOURCE
 
 
 def gradient_part(rec: Record, case: Case) -> str:
@@ -92,37 +93,5 @@ scale = gradients(np.abs(x), np.abs(w), np.abs(dy))[OUTPUT]
 if OUTPUT == "grad_input" and LAYOUT == "channels_last":
     ref, scale = np.moveaxis(ref, 1, -1), np.moveaxis(scale, 1, -1)
 
-# The bound (convdiff harness/bound.py) with this gradient's accumulation length K_GRAD.
-n_acc = K_GRAD + 2
-half = DTYPE in ("float16", "bfloat16")
-u_acc = 2.0**-24 if half else 2.0**-SIG_BITS
-if DATA == "integers" and scale.max(initial=0.0) <= 2.0 ** min(SIG_BITS, 24):
-    bound = np.zeros_like(scale)
-else:
-    bound = n_acc * u_acc / (1 - n_acc * u_acc) * scale
-    if half:
-        bound += 2.0**-SIG_BITS * (scale + np.abs(ref))
-    bound += n_acc * TINY
-
-try:
-    out, out_dtype = run_framework(x_case, w, b, dy_case)
-except Exception as exc:  # the framework refused a valid case
-    print(f"framework raised: {{type(exc).__name__}}: {{exc}}".splitlines()[0])
-    print("verdict: rejected")
-    sys.exit(1)
-if out.shape != ref.shape:
-    print(f"{{OUTPUT}} shape {{out.shape}}, expected {{ref.shape}}")
-    verdict = "shape_mismatch"
-else:
-    finite = np.isfinite(out)
-    err = np.where(finite, np.abs(out - ref), 0.0)
-    unit = np.maximum(bound, 2.0**-SIG_BITS * scale + np.finfo(np.float64).tiny)
-    with np.errstate(over="ignore"):
-        ratio = np.where(finite, err / unit, np.inf)
-    worst = np.unravel_index(int(np.argmax(ratio)), ratio.shape) if ratio.size else ()
-    print(f"max |err| = {{err.max(initial=0.0):.6g}}; error/bound = {{ratio.max(initial=0.0):.6g}} at index {{tuple(map(int, worst))}}")
-    print(f"{{int((~finite).sum())}} non-finite, {{int((ratio > 1).sum())}}/{{ratio.size}} elements beyond the bound")
-    verdict = "pass" if (finite.all() and not (ratio > 1).any()) else "mismatch"
-print(f"verdict: {{verdict}}")
-sys.exit(0 if verdict == "pass" else 1)
-'''
+K_ACC, WHAT, ARGS = K_GRAD, OUTPUT, (x_case, w, b, dy_case)
+''' + VERDICT_SOURCE

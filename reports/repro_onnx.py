@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import textwrap
 
-from backends.onnx_model import ONNX_DTYPES, OPSET, dtype_reason, graph_nodes, node_attributes, output_dims
+from backends.onnx_model import dtype_reason, node_attributes
 from backends.onnxruntime_backend import PROVIDERS
 from backends.paddle2onnx_ort import Paddle2OnnxOrtBackend
 from backends.tensorflow_backend import TensorFlowBackend, nn_call
@@ -23,6 +23,7 @@ from backends.torch_module import module_plan
 from harness.case import Case
 from harness.records import Record
 
+from .repro_onnx_model import build_model_source
 from .repro_registry import ReproUnavailable, register
 from .repro_torch_module import kwargs_source, model_class_source
 
@@ -58,26 +59,9 @@ def _ort(rec: Record) -> str:
 
 
 def _model_code(rec: Record, case: Case) -> str:
-    """build_model(w, b): the checked one-node model of backends/onnx_model.py, as code."""
+    """build_model(w, b) with the attributes the adapter derives from the case."""
     attrs, _ = node_attributes(case)
-    nodes = ",\n".join(f"helper.make_node({op!r}, {ins!r}, {outs!r}, {kwargs_source(kw)})"
-                       for op, ins, outs, kw in graph_nodes(case, attrs, case.bias))
-    inits = ('[numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")]' if case.bias
-             else '[numpy_helper.from_array(w, "w")]')
-    return f'''
-def build_model(w, b):
-    """The one-node model convdiff's {rec.backend} adapter builds (opset {OPSET}, w/b initializers)."""
-    elem = onnx.TensorProto.{ONNX_DTYPES[case.dtype]}
-    nodes = [
-{textwrap.indent(nodes, " " * 8)},
-    ]
-    graph = helper.make_graph(
-        nodes, "convdiff", [helper.make_tensor_value_info("x", elem, {list(case.input_shape)})],
-        [helper.make_tensor_value_info("y", elem, {output_dims(case)})], initializer={inits})
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", {OPSET})])
-    onnx.checker.check_model(model)
-    return model
-'''
+    return "\n" + build_model_source(rec.backend, case, attrs)
 
 
 @register("onnxruntime")

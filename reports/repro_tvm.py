@@ -14,7 +14,6 @@ from __future__ import annotations
 import textwrap
 
 from backends.base import Backend
-from backends.onnx_model import ONNX_DTYPES, OPSET, graph_nodes, output_dims
 from backends.tvm_backend import TvmBackend
 from backends.tvm_onnx_import import TvmOnnxImportBackend, TvmOnnxOutputShapeBackend
 from backends.tvm_plan import canonical_kernel_layout, direct_plan
@@ -23,8 +22,9 @@ from backends.tvm_torch_import import TvmTorchImportBackend
 from harness.case import Case
 from harness.records import Record
 
+from .repro_onnx_model import build_model_source
 from .repro_registry import ReproUnavailable, register
-from .repro_torch_module import kwargs_source, model_class_source
+from .repro_torch_module import model_class_source
 
 VM_ARGS_LINE = "y = relax.VirtualMachine(exe, dev)['main']({args})"
 
@@ -147,26 +147,11 @@ def tvm_onnx_template(rec: Record, case: Case) -> str:
     _supported(backend, rec, case)
     attrs, lines, notes = backend.plan(case)
     _check(rec, notes, lines, "x")
-    nodes = ",\n".join(f"helper.make_node({op!r}, {ins!r}, {outs!r}, {kwargs_source(kw)})"
-                       for op, ins, outs, kw in graph_nodes(case, attrs, case.bias))
-    inits = '[numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")]' if case.bias else '[numpy_helper.from_array(w, "w")]'
     imports = _imports("from tvm.relax.frontend.onnx import from_onnx", "import onnx",
                        "from onnx import helper, numpy_helper")
     return imports + RUNNER + f'''
 
-{_notes(notes)}def build_model(w, b):
-    """The one-node model convdiff's {rec.backend} adapter builds (opset {OPSET}, w/b initializers)."""
-    elem = onnx.TensorProto.{ONNX_DTYPES[case.dtype]}
-    nodes = [
-{textwrap.indent(nodes, " " * 8)},
-    ]
-    graph = helper.make_graph(
-        nodes, "convdiff", [helper.make_tensor_value_info("x", elem, {list(case.input_shape)})],
-        [helper.make_tensor_value_info("y", elem, {output_dims(case)})], initializer={inits})
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", {OPSET})])
-    onnx.checker.check_model(model)
-    return model
-
+{_notes(notes)}{build_model_source(rec.backend, case, attrs)}
 
 def run_framework(x, w, b):
     """Import into Relax, compile and run on {rec.device}."""
