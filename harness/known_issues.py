@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .bound import accumulation_length
 from .case import Case
 from .host import FACTS
 from .predicate import PredicateError, compile_predicate, evaluate
@@ -115,10 +116,23 @@ class KnownIssue:
         # this case (dilation[2] of a 1-D case) simply does not match it.
         if self.when is not None:
             try:
-                return evaluate(self.when, params)
+                return evaluate(self.when, {**params, **derived_names(case, output)})
             except Exception:  # noqa: BLE001 - any evaluation error means "not this case"
                 return False
         return True
+
+
+def derived_names(case: Case, output: str | None) -> dict[str, Any]:
+    """Names `when` may use beside the parameters, derived from the canonical geometry.
+
+    out_size: the output length per spatial dim; acc_len: K, the most terms summed into one
+    element of what is judged (harness/bound.py; the forward output when `output` is None).
+    An `expect: invalid` case has no geometry: neither name exists and an expression using
+    one does not match it.
+    """
+    if case.geometry is None:
+        return {}
+    return {"out_size": tuple(case.geometry.out_size), "acc_len": accumulation_length(case, output or "out")}
 
 
 class KnownIssues:

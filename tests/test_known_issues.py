@@ -59,6 +59,25 @@ def test_predicate_evaluates_over_params():
     assert evaluate(nested, CASE.params())
 
 
+@pytest.mark.parametrize("expr,output,hit", [
+    ("out_size == (14,)", "out", True),  # SAME transposed: input 7 x stride 2
+    ("out_size[-1] == 13", "out", False),
+    ("acc_len == 6", "out", True),  # 2 input channels x 3 taps (harness/bound.py's K)
+    ("acc_len == 7", "grad_weight", True),  # a transposed conv's weight gradient sums over batch x input positions
+])
+def test_predicate_derived_names(tmp_path, expr, output, hit):
+    known = write(tmp_path, ENTRY.format(backend="torch", cases=f"{{when: '{expr}', output: '*'}}"))
+    assert (known.match(CASE, "torch", "cpu", output=output) is not None) == hit
+
+
+def test_derived_names_never_match_an_invalid_case(tmp_path):
+    import dataclasses
+
+    known = write(tmp_path, ENTRY.format(backend="torch", cases="{when: 'len(out_size) >= 0'}"))
+    assert known.match(CASE, "torch", "cpu") is not None
+    assert known.match(dataclasses.replace(CASE, geometry=None, expect="invalid"), "torch", "cpu") is None
+
+
 def test_bad_predicate_is_a_one_line_input_error(tmp_path):
     with pytest.raises(InputError, match=r"known_issues.yaml:\d+: cases.when: 'Attribute' is not allowed"):
         write(tmp_path, ENTRY.format(backend="torch", cases="{when: 'stride.x'}"))
