@@ -47,6 +47,20 @@ def chosen_records(chosen: dict, backends: Sequence[str], timeout: float = 120.0
     return [r for r in recs if r.backend in chosen[(Path(r.file).name, r.case_id)]]
 
 
+def assert_chosen_statuses(records: Sequence[Record], chosen: dict, host_dependent: dict) -> None:
+    """Each chosen result has its chosen status; one listed in host_dependent has it only where its
+    known issue (decided from the worker's live host facts) matched, and passes elsewhere."""
+    from pathlib import Path
+
+    got = {(Path(r.file).name, r.case_id, r.backend): r.status for r in records}
+    want = {(f, cid, b): s for (f, cid), per in chosen.items() for b, s in per.items()}
+    for r in records:
+        key = (Path(r.file).name, r.case_id, r.backend)
+        if key in host_dependent and r.known_issue != host_dependent[key]:
+            want[key] = "pass"
+    assert got == want  # the chosen known divergences still diverge (else pick new cases)
+
+
 def run_scripts(records: Sequence[Record], scripts: Sequence[str], tmp_path) -> list[tuple[int, str]]:
     """Each reproducer in a fresh interpreter (the venv's python), two at a time: (exit code, output)."""
     import re

@@ -15,7 +15,7 @@ import pytest
 
 from harness.records import Record
 from reports.repro import ReproUnavailable, script_for
-from tests.helpers import assert_script_verdict, chosen_records, run_scripts
+from tests.helpers import assert_chosen_statuses, assert_script_verdict, chosen_records, run_scripts
 
 ROOT = Path(__file__).resolve().parent.parent
 # (file, case id) -> {backend: the status the harness gives it, and why}
@@ -45,13 +45,7 @@ def records() -> list[Record]:
 
 
 def test_scripts_reach_the_harness_verdict(records: list[Record], tmp_path: Path) -> None:
-    got = {(Path(r.file).name, r.case_id, r.backend): r.status for r in records}
-    want = {(f, cid, b): s for (f, cid), per in CHOSEN.items() for b, s in per.items()}
-    for r in records:
-        key = (Path(r.file).name, r.case_id, r.backend)
-        if key in HOST_DEPENDENT and r.known_issue != HOST_DEPENDENT[key]:
-            want[key] = "pass"
-    assert got == want  # the chosen known divergences still diverge (else pick new cases)
+    assert_chosen_statuses(records, CHOSEN, HOST_DEPENDENT)
     scripts = [script_for(r) for r in records]
     for script in scripts:
         imports = [ln for ln in script.splitlines() if re.match(r"\s*(import|from) ", ln)]
