@@ -57,13 +57,18 @@ def tape_gradients(backend: Any, case: Case, inputs: Inputs, dy: np.ndarray, dev
         except Exception as exc:  # noqa: BLE001 - any framework exception is a finding
             raise Rejected(NODE_PREFIX.sub("", first_line(exc))) from None
         what = "x, w, b"[:3 * len(names) - 2]
+        # a layout fallback rebinds x inside the tape; the gradient is still taken for x as given
+        rebinds = any(ln.startswith("x = ") for ln in lines)
+        keep = ["    x_given = x  # the layout lines below rebind x"] if rebinds else []
+        source = "x_given" if rebinds else "x"
         if layer is None:
             head = ["with tf.GradientTape() as tape:", f"    tape.watch([{what.replace('w', 'w_canonical')}])",
-                    f"    {pre_line}"]
-            tail = f"grads = tape.gradient(y, [{what.replace('w', 'w_canonical')}], output_gradients=dy)"
+                    *keep, f"    {pre_line}"]
+            tail = f"grads = tape.gradient(y, [{what.replace('w', 'w_canonical').replace('x', source)}], " \
+                   "output_gradients=dy)"
         else:
-            head = [pre_line, "with tf.GradientTape() as tape:", "    tape.watch(x)"]
-            tail = f"grads = tape.gradient(y, [x, layer.kernel{', layer.bias' if b is not None else ''}], " \
+            head = [pre_line, "with tf.GradientTape() as tape:", "    tape.watch(x)", *keep]
+            tail = f"grads = tape.gradient(y, [{source}, layer.kernel{', layer.bias' if b is not None else ''}], " \
                    "output_gradients=dy)  # kernel gradient in (*k, ...) filter layout"
         translation = "\n".join([*head, *(f"    {ln}" for ln in lines), tail])
         out: dict[str, Any] = {}

@@ -88,9 +88,11 @@ TVM_BACKENDS = ("tvm", "tvm-torch-import", "tvm-onnx-import", "tvm-onnx-import-o
 ONNX_BACKENDS = ("onnxruntime", "openvino", "torch-onnx-ort", "tf2onnx-ort", "paddle2onnx-ort")
 
 
-def corpus(min_cases: int) -> list[Case]:
-    """The valid cases of cases/, repeated with new seeds until there are at least min_cases."""
-    base = [c for c in load_cases([ROOT / "cases"]) if c.expect == "valid"]
+def corpus(min_cases: int, files: list[str] | None = None) -> list[Case]:
+    """The valid cases of cases/ (or of the named files in it), repeated with new seeds until there are
+    at least min_cases."""
+    paths = [ROOT / "cases" / f for f in files] if files else [ROOT / "cases"]
+    base = [c for c in load_cases(paths) if c.expect == "valid"]
     out, rep = list(base), 1
     while len(out) < min_cases:
         out += [dataclasses.replace(c, id=f"{c.id}#{rep}", seed=c.seed + rep) for c in base]
@@ -167,12 +169,15 @@ def main() -> None:
     ap.add_argument("--backends", default=",".join(["torch", "tensorflow", "tensorflow-keras", "paddle",
                                                   "paddle-output-size", "jax", *TVM_BACKENDS, *ONNX_BACKENDS]))
     ap.add_argument("--cases", type=int, default=0, help="minimum corpus size (the corpus is repeated with new seeds)")
+    ap.add_argument("--files", default="", help="comma-separated case files under cases/ (default: all of cases/); "
+                    "for backends too slow to bench over the whole corpus in one sitting")
     ap.add_argument("--naive-sample", type=int, default=6)
     ap.add_argument("--jobs", type=int, default=1)
     args = ap.parse_args()
     backends = args.backends.split(",")
-    cases = corpus(args.cases)
-    print(f"{len(cases)} cases; jobs={args.jobs}; cpu")
+    files = [f for f in args.files.split(",") if f]
+    cases = corpus(args.cases, files)
+    print(f"{len(cases)} cases{' from ' + ', '.join(files) if files else ''}; jobs={args.jobs}; cpu")
     with tempfile.TemporaryDirectory() as cache:
         os.environ["CONVDIFF_CACHE"] = cache  # workers and floors inherit it: cold first, then warm
         if any(b in TVM_BACKENDS for b in backends):  # the full run, side by side: cache off, cold, warm

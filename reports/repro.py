@@ -34,6 +34,8 @@ def case_of(rec: Record) -> Case:
 
 def script_for(rec: Record) -> str:
     """The whole script for one result."""
+    if rec.status == "unsupported":
+        raise ReproUnavailable(f"{rec.backend} declared this case unsupported, so nothing ran: {rec.message}")
     case = case_of(rec)
     if case.geometry is None:
         raise ReproUnavailable("an `expect: invalid` case has no reference; the repro is the framework call alone")

@@ -50,15 +50,24 @@ def _tf_body(rec: Record, case: Case, plan: Callable[[bool], list[str]]) -> list
             *("    " + ln for ln in options[1])]
 
 
+def tf_imports(code: str, keras: bool) -> str:
+    """The imports of a TF (or Keras) script whose framework lines are `code`."""
+    return "\n".join(["import os", *(["import re"] if "re.search(" in code else []), "",
+                      'os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")',
+                      *(['os.environ.setdefault("KERAS_BACKEND", "tensorflow")'] if keras else []),
+                      "import tensorflow as tf", *(["import keras"] if keras else [])])
+
+
+def tf_tf32(rec: Record) -> str:
+    """The line that sets TF32 as the script's TF32 constant says (CUDA records only)."""
+    return "\n    tf.config.experimental.enable_tensor_float_32_execution(TF32)" if rec.device == "cuda" else ""
+
+
 def _tf_script(rec: Record, body: list[str], keras: bool) -> str:
     """The TF part of the script: imports, tensors made as the adapter made them, the body, y back as float64."""
     code = textwrap.indent("\n".join(body), " " * 8)
-    imports = ["import os", *(["import re"] if "re.search(" in code else []), "",
-               'os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")',
-               *(['os.environ.setdefault("KERAS_BACKEND", "tensorflow")'] if keras else []),
-               "import tensorflow as tf", *(["import keras"] if keras else [])]
-    tf32 = "\n    tf.config.experimental.enable_tensor_float_32_execution(TF32)" if rec.device == "cuda" else ""
-    return "\n".join(imports) + f'''
+    tf32 = tf_tf32(rec)
+    return tf_imports(code, keras) + f'''
 
 
 def run_framework(x, w, b):
@@ -98,17 +107,8 @@ def keras_template(rec: Record, case: Case) -> str:
 @register("paddle-output-size")
 def paddle_template(rec: Record, case: Case) -> str:
     """The F.<op> call from PaddleBackend.call_line (output_padding or output_size by backend)."""
-    backend = PaddleOutputSizeBackend() if rec.backend == "paddle-output-size" else PaddleBackend()
-    call = backend.call_line(case, case.bias)
-    if rec.translation.strip() and call not in rec.translation.splitlines():
-        raise ReproUnavailable(f"{rec.backend}'s translation of this case has changed since the record was made "
-                               "(re-run the case: omit --results)")
-    if case.dtype == "bfloat16":  # as the adapter: through float32, exact
-        to_tensor = 'paddle.to_tensor(a.astype(np.float32)).astype("bfloat16")'
-    else:
-        to_tensor = "paddle.to_tensor(a.astype(DTYPE))"
-    tf32 = ('\n    if "FLAGS_allow_tf32_cudnn" in paddle.base.core.globals().keys():  # as convdiff: where the build has it'
-            '\n        paddle.set_flags({"FLAGS_allow_tf32_cudnn": TF32})') if rec.device == "cuda" else ""
+    call = paddle_call(rec, case)
+    to_tensor, tf32 = paddle_tensor(case), paddle_tf32(rec)
     return f'''
 import paddle
 import paddle.nn.functional as F
@@ -126,3 +126,27 @@ def run_framework(x, w, b):
         {call}
     return y.astype("float64").numpy(), str(y.dtype).removeprefix("paddle.")
 '''
+
+
+def paddle_call(rec: Record, case: Case) -> str:
+    """The adapter's F.<op> line for this record (output_padding or output_size by backend), checked
+    against the record's translation."""
+    backend = PaddleOutputSizeBackend() if rec.backend == "paddle-output-size" else PaddleBackend()
+    call = backend.call_line(case, case.bias)
+    if rec.translation.strip() and call not in rec.translation.splitlines():
+        raise ReproUnavailable(f"{rec.backend}'s translation of this case has changed since the record was made "
+                               "(re-run the case: omit --results)")
+    return call
+
+
+def paddle_tensor(case: Case) -> str:
+    """The expression turning NumPy array `a` into a Paddle tensor exactly as the adapter does."""
+    if case.dtype == "bfloat16":  # through float32, exact
+        return 'paddle.to_tensor(a.astype(np.float32)).astype("bfloat16")'
+    return "paddle.to_tensor(a.astype(DTYPE))"
+
+
+def paddle_tf32(rec: Record) -> str:
+    """The lines that set Paddle's TF32 flag as the script's TF32 constant says (CUDA records only)."""
+    return ('\n    if "FLAGS_allow_tf32_cudnn" in paddle.base.core.globals().keys():  # as convdiff: where the build has it'
+            '\n        paddle.set_flags({"FLAGS_allow_tf32_cudnn": TF32})') if rec.device == "cuda" else ""

@@ -1,39 +1,42 @@
-"""Standalone reproducers for gradient results (grad_input / grad_weight / grad_bias), torch only so far.
+"""Standalone reproducers for gradient results (grad_input / grad_weight / grad_bias).
 
 The script is reports/repro.py's header (x, w, b from the seed), then dy drawn after them
-as harness/inputs.py does, the torch adapter's recorded gradient calls, and a float64
-reference gradient written here as one loop over kernel taps (independent of the oracle's
-window view), with harness/bound.py's bound for that gradient's K. Other frameworks:
-ReproUnavailable (the record's translation still shows their calls).
+as harness/inputs.py does, the adapter's gradient calls, and a float64 reference gradient
+written here as one loop over kernel taps (independent of the oracle's window view), with
+harness/bound.py's bound for that gradient's K. Frameworks: torch (autograd), TensorFlow
+and Keras (tf.GradientTape, the recorded lines), Paddle (paddle.grad around the adapter's
+call), JAX (jax.vjp around the adapter's lax lines). Others (TVM's Relax gradient):
+ReproUnavailable; the record's translation still shows their calls.
 """
 
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Callable
 
+from backends.jax_backend import lax_call
+from backends.tf_util import weight_transpose
 from harness.bound import accumulation_length
 from harness.case import Case
 from harness.records import Record
 
+from .repro_frameworks import paddle_call, paddle_tensor, paddle_tf32, tf_imports, tf_tf32
+from .repro_jax import JAX_SETUP
 from .repro_registry import ReproUnavailable
 from .repro_verdict import VERDICT_SOURCE
 
+NAMES = '["grad_input", "grad_weight", "grad_bias"]'  # the order of `grads` in every framework's lines
 
-def gradient_part(rec: Record, case: Case) -> str:
-    """Everything after the header: dy, the torch calls, the reference gradient, the verdict."""
-    if rec.backend != "torch":
-        raise ReproUnavailable(f"no standalone gradient script for {rec.backend} yet (torch only); its gradient "
-                               "calls are in the record's translation")
+
+def _recorded(rec: Record) -> str:
     if not rec.translation.strip():
         raise ReproUnavailable("the record has no translation (the call never happened)")
-    geo = case.geometry
-    assert geo is not None
-    body = textwrap.indent(rec.translation.strip(), " " * 4)
-    return f'''
-OUTPUT, OUT_SIZE, K_GRAD = {rec.output!r}, {list(geo.out_size)}, {accumulation_length(case, rec.output)}
-dy = round_to_dtype(draw(rng, (BATCH, C_OUT, *OUT_SIZE)))  # drawn after x, w, b, as convdiff does
-dy_case = np.ascontiguousarray(np.moveaxis(dy, 1, -1) if LAYOUT == "channels_last" else dy)
+    return rec.translation.strip()
 
+
+def _torch(rec: Record, case: Case) -> str:
+    body = textwrap.indent(_recorded(rec), " " * 4)
+    return f'''
 import torch
 import torch.nn.functional as F
 
@@ -41,12 +44,111 @@ import torch.nn.functional as F
 def run_framework(x, w, b, dy):
     """The gradient calls convdiff's torch adapter made (recorded translation), on {rec.device}."""
     dt = getattr(torch, DTYPE)
+    if DEVICE == "cuda":
+        torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = TF32
     x, w, dy = (torch.from_numpy(a).to(dt).to(DEVICE) for a in (x, w, dy))  # values exact in DTYPE
     b = None if b is None else torch.from_numpy(b).to(dt).to(DEVICE)
 {body}
-    g = dict(zip(["grad_input", "grad_weight", "grad_bias"], grads))[OUTPUT]
+    g = dict(zip({NAMES}, grads))[OUTPUT]
     return g.detach().cpu().double().numpy(), str(g.dtype).removeprefix("torch.")
+'''
 
+
+def _tensorflow(rec: Record, case: Case) -> str:
+    """tf.GradientTape around the recorded forward (tf.nn, or the Keras layer whose kernel
+    gradient comes back in TF's filter layout and is permuted to the canonical one)."""
+    keras = rec.backend == "tensorflow-keras"
+    body = textwrap.indent(_recorded(rec), " " * 8)
+    perm = weight_transpose(case)[0]
+    back = (f"\n    if OUTPUT == \"grad_weight\":  # the layer's kernel is in TF's filter layout {perm}"
+            f"\n        g = np.transpose(g, np.argsort({perm}))") if keras else ""
+    return "\n" + tf_imports(body, keras) + f'''
+
+
+def run_framework(x, w, b, dy):
+    """The gradient calls convdiff's {rec.backend} adapter made (recorded translation), on {rec.device}."""{tf_tf32(rec)}
+    with tf.device("/GPU:0" if DEVICE == "cuda" else "/CPU:0"):
+        x, w_canonical, dy = tf.cast(x, DTYPE), tf.cast(w, DTYPE), tf.cast(dy, DTYPE)  # exact: DTYPE values
+        b = None if b is None else tf.cast(b, DTYPE)
+{body}
+    g = dict(zip({NAMES}, grads))[OUTPUT]
+    dtype = g.dtype.name
+    g = tf.cast(g, tf.float64).numpy(){back}
+    return g, dtype
+'''
+
+
+def _paddle(rec: Record, case: Case) -> str:
+    """paddle.grad around the adapter's own F.<op> line."""
+    call = paddle_call(rec, case)
+    return f'''
+import paddle
+import paddle.nn.functional as F
+
+
+def run_framework(x, w, b, dy):
+    """The gradient calls convdiff's {rec.backend} adapter made, on {rec.device}."""
+    paddle.set_device("gpu" if DEVICE == "cuda" else "cpu"){paddle_tf32(rec)}
+
+    def t(a):  # exact: the values are DTYPE values
+        return {paddle_tensor(case)}
+
+    x, w, b, dy = t(x), t(w), None if b is None else t(b), t(dy)
+    leaves = [v for v in (x, w, b) if v is not None]
+    for v in leaves:
+        v.stop_gradient = False
+    {call}
+    grads = paddle.grad([y], leaves, grad_outputs=[dy])
+    g = dict(zip({NAMES}, grads))[OUTPUT]
+    return g.astype("float64").numpy(), str(g.dtype).removeprefix("paddle.")
+'''
+
+
+def _jax(rec: Record, case: Case) -> str:
+    """jax.vjp of the adapter's own lax lines, pulled back from dy."""
+    plan = lax_call(case)
+    args = "x, w, b" if case.bias else "x, w"
+    lines = [f"def f({args}):", *(f"    {ln}" for ln in plan.lines(case.bias)), "    return y",
+             f"y, pullback = jax.vjp(f, {args})", "grads = pullback(dy)"]
+    recorded = [ln for ln in rec.translation.splitlines() if not ln.startswith("# exact identity:")]
+    if rec.translation.strip() and recorded != lines:
+        raise ReproUnavailable(f"{rec.backend}'s translation of this case has changed since the record was made "
+                               "(re-run the case: omit --results)")
+    body = textwrap.indent("\n".join([*(f"# exact identity: {n}" for n in plan.notes), *lines]), " " * 4)
+    return JAX_SETUP + f'''
+
+def run_framework(x, w, b, dy):
+    """The gradient calls convdiff's jax adapter made, on {rec.device} (no precision override, as convdiff)."""
+    device = jax.devices("cuda" if DEVICE == "cuda" else "cpu")[0]
+    x, w, dy = put(x, device), put(w, device), put(dy, device)
+    b = None if b is None else put(b, device)
+{body}
+    g = dict(zip({NAMES}, grads))[OUTPUT]
+    return np.asarray(g.astype(jnp.float64)), str(g.dtype)
+'''
+
+
+RUNNERS: dict[str, Callable[[Record, Case], str]] = {
+    "torch": _torch, "tensorflow": _tensorflow, "tensorflow-keras": _tensorflow,
+    "paddle": _paddle, "paddle-output-size": _paddle, "jax": _jax,
+}
+
+
+def gradient_part(rec: Record, case: Case) -> str:
+    """Everything after the header: dy, the framework's gradient calls, the reference gradient, the verdict."""
+    make = RUNNERS.get(rec.backend)
+    if make is None:
+        raise ReproUnavailable(f"no standalone gradient script for {rec.backend} (torch, tensorflow, tensorflow-keras, "
+                               "paddle, jax); its gradient calls are in the record's translation")
+    runner = make(rec, case).strip("\n")
+    geo = case.geometry
+    assert geo is not None
+    return f'''
+OUTPUT, OUT_SIZE, K_GRAD = {rec.output!r}, {list(geo.out_size)}, {accumulation_length(case, rec.output)}
+dy = round_to_dtype(draw(rng, (BATCH, C_OUT, *OUT_SIZE)))  # drawn after x, w, b, as convdiff does
+dy_case = np.ascontiguousarray(np.moveaxis(dy, 1, -1) if LAYOUT == "channels_last" else dy)
+
+{runner}
 
 def taps(size, out):
     """(kernel tap, window slice) pairs: input positions o*s + t*d for every output position o."""

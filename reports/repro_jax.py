@@ -26,21 +26,25 @@ def jax_template(rec: Record, case: Case) -> str:
                                "(re-run the case: omit --results)")
     notes = [f"# exact identity: {n}" for n in plan.notes]
     body = textwrap.indent("\n".join([*notes, *lines]), " " * 4)
-    return f'''
+    return JAX_SETUP + f'''
+
+def run_framework(x, w, b):
+    """The calls convdiff's jax adapter made, on {rec.device} (no precision override, as convdiff)."""
+    device = jax.devices("cuda" if DEVICE == "cuda" else "cpu")[0]
+    x, w, b = put(x, device), put(w, device), None if b is None else put(b, device)
+{body}
+    return np.asarray(y.astype(jnp.float64)), str(y.dtype)
+'''
+
+
+JAX_SETUP = '''
 import jax
 
 jax.config.update("jax_enable_x64", True)  # as convdiff's worker: float64 cases need it
 import jax.numpy as jnp  # noqa: E402
 
 
-def run_framework(x, w, b):
-    """The calls convdiff's jax adapter made, on {rec.device} (no precision override, as convdiff)."""
-    device = jax.devices("cuda" if DEVICE == "cuda" else "cpu")[0]
-
-    def put(a):  # exact: the values are DTYPE values
-        return jax.device_put(jnp.asarray(a, dtype=DTYPE), device)
-
-    x, w, b = put(x), put(w), None if b is None else put(b)
-{body}
-    return np.asarray(y.astype(jnp.float64)), str(y.dtype)
+def put(a, device):
+    """An array in DTYPE on the device (exact: the values are DTYPE values)."""
+    return jax.device_put(jnp.asarray(a, dtype=DTYPE), device)
 '''

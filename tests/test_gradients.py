@@ -182,3 +182,40 @@ def test_torch_gradient_reproducers_agree_with_the_harness(tmp_path):
         proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300)
         out = proc.stdout + proc.stderr
         assert_script_verdict(rec, proc.returncode, out, f"{rec.case_id} {rec.output}: {out[-600:]}")
+
+
+# (case id, backend) -> the gradient whose script is run: the TF/Keras layout fallback (x rebound inside
+# the tape), the Keras kernel's filter layout, Paddle's SAME + dilation gradients, JAX's vjp.
+FRAMEWORK_PICKS = {("t2d_nc", "tensorflow"): "grad_input", ("t2d_nc", "tensorflow-keras"): "grad_weight",
+                   ("t2d_nc", "paddle"): "grad_bias", ("t2d_nc", "jax"): "grad_weight",
+                   ("same_dil", "tensorflow"): "grad_weight", ("same_dil", "paddle"): "grad_input",
+                   ("t2d_nc", "paddle-output-size"): "grad_weight", ("same_dil", "jax"): "grad_input"}
+
+
+def test_framework_gradient_reproducers_agree_with_the_harness(tmp_path):
+    """`convdiff repro --output grad_*` for TensorFlow, Keras, Paddle and JAX: each script, run alone, gives
+    the harness's verdict, error and ratio; a rejected record without a translation gets no script."""
+    from reports.repro import ReproUnavailable, script_for
+
+    from .helpers import assert_script_verdict, run_scripts
+
+    cases = [make_case(id="t2d_nc", op="conv_transpose2d", in_channels=2, out_channels=3, input_size=[3, 4],
+                       kernel_size=2, stride=[2, 1], padding=1, output_padding=[1, 0], bias=True, gradients=True),
+             make_case(id="same_dil", op="conv2d", in_channels=2, out_channels=4, input_size=[7, 6], kernel_size=3,
+                       dilation=2, padding="same", layout="channels_last", bias=True, gradients=True)]
+    backends = sorted({b for _, b in FRAMEWORK_PICKS})
+    recs = [r for r in run_on(cases, backends) if FRAMEWORK_PICKS.get((r.case_id, r.backend)) == r.output]
+    assert len(recs) == len(FRAMEWORK_PICKS)
+    runnable = []
+    with pytest.raises(ReproUnavailable, match="unsupported"):  # paddle-output-size has no forward conv
+        script_for(next(r for r in run_on(cases[1:], ["paddle-output-size"]) if r.output == "grad_weight"))
+    for rec in recs:
+        if rec.status == "rejected" and not rec.translation.strip():
+            with pytest.raises(ReproUnavailable, match="no translation"):
+                script_for(rec)
+        else:
+            runnable.append(rec)
+    scripts = [script_for(r) for r in runnable]
+    for rec, (rc, out) in zip(runnable, run_scripts(runnable, scripts, tmp_path)):
+        assert_script_verdict(rec, rc, out, f"{rec.case_id} {rec.backend} {rec.output}: {rec.status} "
+                                            f"({rec.message}); script:\n{out[-800:]}")

@@ -12,7 +12,6 @@ without output_padding stays `same`; otherwise the crop and tail that give that 
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 from typing import Any
@@ -23,7 +22,7 @@ import keras
 import numpy as np
 
 from .layer import LayerConv, transpose_crop
-from .probe_io import ProbeError, main
+from .probe_io import ProbeError, main, resolve_spec
 
 KINDS = (keras.layers.Conv1D, keras.layers.Conv2D, keras.layers.Conv3D, keras.layers.Conv1DTranspose,
          keras.layers.Conv2DTranspose, keras.layers.Conv3DTranspose, keras.layers.DepthwiseConv1D,
@@ -109,18 +108,7 @@ def load_model(model: str) -> Any:
             return keras.saving.load_model(model, compile=False)
         except (OSError, ValueError) as exc:
             raise ProbeError(f"cannot load the Keras model: {str(exc).splitlines()[0]}") from None
-    module_name, _, attr = model.partition(":")
-    try:
-        obj: Any = importlib.import_module(module_name)
-        for part in attr.split("."):
-            obj = getattr(obj, part)
-    except (ImportError, AttributeError) as exc:
-        raise ProbeError(f"cannot load '{model}': {exc}") from None
-    if not isinstance(obj, keras.Model) and callable(obj):
-        obj = obj()
-    if not isinstance(obj, keras.Model):
-        raise ProbeError(f"'{model}' is not a Keras model nor returns one (got {type(obj).__name__})")
-    return obj
+    return resolve_spec(model, keras.Model, "Keras model")
 
 
 def probe(model: str, input_shape: list[int] | None, **_: Any) -> list[LayerConv]:

@@ -7,6 +7,7 @@ A problem with the user's model or arguments is one line on stderr and exit stat
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 from collections.abc import Callable
@@ -17,6 +18,22 @@ from .layer import LayerConv
 
 class ProbeError(Exception):
     """A problem with the model or the arguments, shown to the user as one line."""
+
+
+def resolve_spec(spec: str, kind: type, what: str) -> Any:
+    """`package.module:attr.path` -> the `kind` instance it names, or the one it returns when called."""
+    module_name, _, attr = spec.partition(":")
+    try:
+        obj: Any = importlib.import_module(module_name)
+        for part in filter(None, attr.split(".")):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as exc:
+        raise ProbeError(f"cannot load '{spec}': {exc}") from None
+    if not isinstance(obj, kind) and callable(obj):
+        obj = obj()
+    if not isinstance(obj, kind):
+        raise ProbeError(f"'{spec}' is not a {what} nor returns one (got {type(obj).__name__})")
+    return obj
 
 
 def main(probe: Callable[..., list[LayerConv]]) -> int:

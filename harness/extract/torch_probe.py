@@ -8,7 +8,6 @@ stack of qualified module names, so each convolution is named by the module that
 
 from __future__ import annotations
 
-import importlib
 import sys
 from typing import Any
 
@@ -16,7 +15,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from .layer import LayerConv, per_dim, symmetric
-from .probe_io import ProbeError, main
+from .probe_io import ProbeError, main, resolve_spec
 
 CONV_FUNCS: dict[Any, str] = {
     torch.conv1d: "conv1d", torch.conv2d: "conv2d", torch.conv3d: "conv3d",
@@ -86,18 +85,7 @@ class ConvRecorder(TorchFunctionMode):
 
 def load_module(spec: str) -> torch.nn.Module:
     """`package.module:callable` (or an attribute path) -> the nn.Module it returns or is."""
-    module_name, _, attr = spec.partition(":")
-    try:
-        obj: Any = importlib.import_module(module_name)
-        for part in attr.split("."):
-            obj = getattr(obj, part)
-    except (ImportError, AttributeError) as exc:
-        raise ProbeError(f"cannot load '{spec}': {exc}") from None
-    if not isinstance(obj, torch.nn.Module) and callable(obj):
-        obj = obj()
-    if not isinstance(obj, torch.nn.Module):
-        raise ProbeError(f"'{spec}' is not a torch.nn.Module nor returns one (got {type(obj).__name__})")
-    return obj
+    return resolve_spec(spec, torch.nn.Module, "torch.nn.Module")
 
 
 def probe(model: str, input_shape: list[int] | None, **_: Any) -> list[LayerConv]:
