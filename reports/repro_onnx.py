@@ -49,8 +49,11 @@ def _check(rec: Record, key_line: str) -> None:
 
 
 def _runnable(rec: Record, case: Case) -> None:
+    if case.dtype == "bfloat16" and rec.backend == "openvino":  # it runs opset-22 bfloat16 models
+        raise ReproUnavailable(f"no standalone script for a bfloat16 model on {rec.backend} (NumPy has no bfloat16 "
+                               "type); the record's translation shows the calls")
     reason = dtype_reason(case)
-    if reason or case.dtype == "bfloat16":
+    if reason:
         raise ReproUnavailable(f"{rec.backend} does not run this case: {reason}")
 
 
