@@ -15,6 +15,8 @@ from typing import Any
 
 from .case import Case
 from .compare import compare
+from .diagnosis import diagnose  # imported here, not in judge: lanes are threads, and CPython 3.11's
+from .diagnosis_grad import diagnose_gradient  # parser is not safe for two threads importing at once
 from .host import cpu_facts, merged
 from .inputs import Inputs, make_inputs
 from .known_issues import KnownIssues
@@ -65,12 +67,8 @@ def judge(case: Case, backend: str, worker: Worker, payload: dict[str, Any],
         rec.status, rec.message, rec.where = verdict.status, verdict.message, verdict.where
         rec.max_abs_err, rec.rel_err, rec.bound_ratio = verdict.max_abs_err, verdict.rel_err, verdict.bound_ratio
         if verdict.status in ("mismatch", "shape_mismatch") and inputs is not None and output != "out":
-            from .diagnosis_grad import diagnose_gradient
-
             rec.diagnosis = diagnose_gradient(case, inputs, output, payload["array"], oracle)
         elif verdict.status in ("mismatch", "shape_mismatch") and inputs is not None:
-            from .diagnosis import diagnose
-
             rec.diagnosis = diagnose(case, inputs, payload["array"], payload.get("tf32", False), oracle)
     if known is not None:
         entry = known.match(case, backend, worker.device, merged(cpu_facts(), worker.host), output)
