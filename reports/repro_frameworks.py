@@ -21,7 +21,7 @@ from backends.tf_util import NHWC_ONLY, weight_transpose
 from harness.case import Case
 from harness.records import Record
 
-from .repro_registry import ReproUnavailable, register
+from .repro_registry import register, stale
 
 BUILD = re.compile(r"layer\.build\(\(.*?\)\);")  # Keras records the built shape literally; scripts use x.shape
 
@@ -40,8 +40,7 @@ def _tf_body(rec: Record, case: Case, plan: Callable[[bool], list[str]]) -> list
         for lines in options:
             if [pre, *lines] == _recorded(rec):
                 return [pre, *lines]
-        raise ReproUnavailable(f"{rec.backend}'s translation of this case has changed since the record was made "
-                               "(re-run the case: omit --results)")
+        raise stale(rec)
     if len(options) == 1:
         return [pre, *options[0]]
     return [pre, "try:", *("    " + ln for ln in options[0]),
@@ -134,8 +133,7 @@ def paddle_call(rec: Record, case: Case) -> str:
     backend = PaddleOutputSizeBackend() if rec.backend == "paddle-output-size" else PaddleBackend()
     call = backend.call_line(case, case.bias)
     if rec.translation.strip() and call not in rec.translation.splitlines():
-        raise ReproUnavailable(f"{rec.backend}'s translation of this case has changed since the record was made "
-                               "(re-run the case: omit --results)")
+        raise stale(rec)
     return call
 
 

@@ -22,7 +22,7 @@ from harness.records import Record
 
 from .repro_frameworks import paddle_call, paddle_tensor, paddle_tf32, tf_imports, tf_tf32
 from .repro_jax import JAX_SETUP
-from .repro_registry import ReproUnavailable
+from .repro_registry import ReproUnavailable, require_lines
 from .repro_verdict import VERDICT_SOURCE
 
 NAMES = '["grad_input", "grad_weight", "grad_bias"]'  # the order of `grads` in every framework's lines
@@ -110,10 +110,7 @@ def _jax(rec: Record, case: Case) -> str:
     args = "x, w, b" if case.bias else "x, w"
     lines = [f"def f({args}):", *(f"    {ln}" for ln in plan.lines(case.bias)), "    return y",
              f"y, pullback = jax.vjp(f, {args})", "grads = pullback(dy)"]
-    recorded = [ln for ln in rec.translation.splitlines() if not ln.startswith("# exact identity:")]
-    if rec.translation.strip() and recorded != lines:
-        raise ReproUnavailable(f"{rec.backend}'s translation of this case has changed since the record was made "
-                               "(re-run the case: omit --results)")
+    require_lines(rec, lines)
     body = textwrap.indent("\n".join([*(f"# exact identity: {n}" for n in plan.notes), *lines]), " " * 4)
     return JAX_SETUP + f'''
 

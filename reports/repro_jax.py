@@ -12,7 +12,7 @@ import textwrap
 from backends.jax_backend import lax_call
 from harness.case import Case
 from harness.records import Record
-from reports.repro_registry import ReproUnavailable, register
+from reports.repro_registry import register, require_lines
 
 
 @register("jax")
@@ -20,10 +20,7 @@ def jax_template(rec: Record, case: Case) -> str:
     """jax.lax calls from lax_call, on arrays made in DTYPE exactly as the adapter made them."""
     plan = lax_call(case)
     lines = plan.lines(case.bias)
-    recorded = [ln for ln in rec.translation.splitlines() if not ln.startswith("# exact identity:")]
-    if rec.translation.strip() and recorded != lines:
-        raise ReproUnavailable(f"{rec.backend}'s translation of this case has changed since the record was made "
-                               "(re-run the case: omit --results)")
+    require_lines(rec, lines)
     notes = [f"# exact identity: {n}" for n in plan.notes]
     body = textwrap.indent("\n".join([*notes, *lines]), " " * 4)
     return JAX_SETUP + f'''

@@ -24,7 +24,7 @@ from harness.case import Case
 from harness.records import Record
 
 from .repro_onnx_model import build_model_source
-from .repro_registry import ReproUnavailable, register
+from .repro_registry import ReproUnavailable, register, stale
 from .repro_torch_module import kwargs_source, model_class_source
 
 # Shared by every script: arrays in the case dtype (ONNX Conv has float16/float/double only), one ORT session.
@@ -44,8 +44,7 @@ def run_onnx(model_bytes, x):
 def _check(rec: Record, key_line: str) -> None:
     """Refuse a record whose translation no longer contains the line this script is built from."""
     if rec.translation.strip() and key_line not in rec.translation:
-        raise ReproUnavailable(f"{rec.backend}'s translation of this case has changed since the record was made "
-                               "(re-run the case: omit --results)")
+        raise stale(rec)
 
 
 def _runnable(rec: Record, case: Case) -> None:

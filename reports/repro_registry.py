@@ -32,6 +32,19 @@ class ReproUnavailable(Exception):
     """No script can be written for this record (no template, invalid case, ...); the message says why."""
 
 
+def stale(rec: Record) -> ReproUnavailable:
+    """The refusal for a record whose calls the adapter no longer makes (it changed since the run)."""
+    return ReproUnavailable(f"{rec.backend}'s translation of this case has changed since the record was made "
+                            "(re-run the case: omit --results)")
+
+
+def require_lines(rec: Record, lines: list[str]) -> None:
+    """A recorded translation (its `# exact identity:` notes aside) must be exactly `lines`."""
+    recorded = [ln for ln in rec.translation.splitlines() if not ln.startswith("# exact identity:")]
+    if rec.translation.strip() and recorded != lines:
+        raise stale(rec)
+
+
 def register(name: str) -> Callable[[BackendTemplate], BackendTemplate]:
     """Add a backend template: `name` is a backend name, or the part before ':' / the first '-'."""
     def deco(fn: BackendTemplate) -> BackendTemplate:

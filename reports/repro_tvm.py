@@ -23,7 +23,7 @@ from harness.case import Case
 from harness.records import Record
 
 from .repro_onnx_model import build_model_source
-from .repro_registry import ReproUnavailable, register
+from .repro_registry import ReproUnavailable, register, stale
 from .repro_torch_module import model_class_source
 
 VM_ARGS_LINE = "y = relax.VirtualMachine(exe, dev)['main']({args})"
@@ -64,8 +64,7 @@ def _check(rec: Record, notes: list[str], lines: list[str], vm_args: str) -> Non
     recorded = [ln for ln in rec.translation.splitlines() if not ln.startswith("exe = ")]
     now = [*(f"# exact identity: {n}" for n in notes), *lines, VM_ARGS_LINE.format(args=vm_args)]
     if recorded != now:
-        raise ReproUnavailable(f"{rec.backend}'s translation of this case has changed since the record was made "
-                               "(re-run the case: omit --results)")
+        raise stale(rec)
 
 
 def _supported(backend: Backend, rec: Record, case: Case) -> None:
