@@ -41,7 +41,7 @@ lint: $(STAMP)
 
 ## models: regenerate cases/models/ from real architectures (convdiff extract) and say whether anything changed
 models: $(STAMP)
-	$(PY) -m harness.extract.corpus --out cases/models
+	$(PY) -m harness.commands.extract.corpus --out cases/models
 	@git diff --stat -- cases/models 2>/dev/null || true
 
 BENCH_E2E ?= torch,tensorflow,tensorflow-keras,paddle,jax,onnxruntime,openvino,tvm

@@ -6,5 +6,5 @@ otherwise (a plain checkout on sys.path) load it from here, once.
 
 import importlib.metadata
 
-if not any(ep.value == "harness.plugin" for ep in importlib.metadata.entry_points(group="pytest11")):
-    pytest_plugins = ["harness.plugin"]
+if not any(ep.value == "harness.commands.plugin" for ep in importlib.metadata.entry_points(group="pytest11")):
+    pytest_plugins = ["harness.commands.plugin"]

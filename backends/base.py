@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from harness.case import DTYPES, LAYOUTS, OPS, Case
-from harness.inputs import Inputs
+from harness.model.case import DTYPES, LAYOUTS, OPS, Case
+from harness.numerics.inputs import Inputs
 
 HostFact = str | int | float | bool | list[str]
 
@@ -28,7 +28,7 @@ class Rejected(Exception):
 
 @dataclass
 class Output:
-    array: np.ndarray          # in the case layout, storage dtype as in harness.inputs
+    array: np.ndarray          # in the case layout, storage dtype as in harness.numerics.inputs
     dtype: str                 # canonical name of the dtype the framework returned
     translation: str           # the framework call(s) made, as a user would write them
     tf32: bool = False         # whether TF32 products may have been used (CUDA)
@@ -91,7 +91,7 @@ class Backend:
     def host_facts(self, device: str) -> dict[str, HostFact]:
         """What this framework, live in this process, decided from the host (never guessed from env).
 
-        Keys are the names listed in `harness.host.FACTS` (e.g. `tf_onednn`, `torch_cpu_capability`);
+        Keys are the names listed in `harness.execution.host.FACTS` (e.g. `tf_onednn`, `torch_cpu_capability`);
         known_issues.yaml selects on them with `host:`. Plain values only: str, int, float, bool, list[str].
         """
         return {}

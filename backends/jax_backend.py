@@ -26,10 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from harness.case import Case
-from harness.inputs import NUMPY_DTYPES, Inputs
-
-from .base import Backend, Capabilities, HostFact, Output, Rejected, first_line
+from backends.base import Backend, Capabilities, HostFact, Output, Rejected, first_line
+from harness.model.case import Case
+from harness.numerics.inputs import NUMPY_DTYPES, Inputs
 
 SPATIAL = {1: "W", 2: "HW", 3: "DHW"}
 Pairs = tuple[tuple[int, int], ...]

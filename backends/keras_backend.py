@@ -9,10 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.case import Case
-
-from .base import Backend, Capabilities
-from .tensorflow_backend import (
+from backends.base import Backend, Capabilities
+from backends.tensorflow_backend import (
     Pairs,
     TFBase,
     crop_code,
@@ -22,6 +20,7 @@ from .tensorflow_backend import (
     same_pads,
     same_transpose_matches,
 )
+from harness.model.case import Case
 
 
 @dataclass(frozen=True)

@@ -20,10 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from harness.case import Case, resolve_geometry
-from harness.inputs import Inputs
-
-from .base import Backend, Capabilities, HostFact, Output, Rejected, first_line
+from backends.base import Backend, Capabilities, HostFact, Output, Rejected, first_line
+from harness.model.case import Case, resolve_geometry
+from harness.numerics.inputs import Inputs
 
 # paddle.nn.functional name and the phi kernel that runs it (1-D convs go through the 2-D kernels).
 FUNCTIONS = {

@@ -5,7 +5,7 @@ Pure helpers (no framework import), shared by the TVM and ONNX paths.
 
 from __future__ import annotations
 
-from harness.case import Case
+from harness.model.case import Case
 
 
 def explicit_pads(case: Case) -> tuple[list[tuple[int, int]], tuple[int, ...]]:

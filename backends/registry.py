@@ -4,26 +4,26 @@ from __future__ import annotations
 
 import importlib
 
-from .base import Backend
+from backends.base import Backend
 
 # name -> "module:Class"; variants of one framework sit in the framework's module.
 REAL_BACKENDS: dict[str, str] = {
     "torch": "backends.torch_backend:TorchBackend",
     "tensorflow": "backends.tensorflow_backend:TensorFlowBackend",
     "tensorflow-keras": "backends.keras_backend:KerasBackend",
-    "tvm": "backends.tvm_backend:TvmBackend",
-    "tvm-torch-import": "backends.tvm_torch_import:TvmTorchImportBackend",
-    "tvm-onnx-import": "backends.tvm_onnx_import:TvmOnnxImportBackend",
-    "tvm-onnx-import-output-shape": "backends.tvm_onnx_import:TvmOnnxOutputShapeBackend",
-    "tvm-tflite-import": "backends.tvm_tflite_import:TvmTfliteImportBackend",
+    "tvm": "backends.tvm.direct:TvmBackend",
+    "tvm-torch-import": "backends.tvm.torch_import:TvmTorchImportBackend",
+    "tvm-onnx-import": "backends.tvm.onnx_import:TvmOnnxImportBackend",
+    "tvm-onnx-import-output-shape": "backends.tvm.onnx_import:TvmOnnxOutputShapeBackend",
+    "tvm-tflite-import": "backends.tvm.tflite_import:TvmTfliteImportBackend",
     "paddle": "backends.paddle_backend:PaddleBackend",
     "paddle-output-size": "backends.paddle_backend:PaddleOutputSizeBackend",
     "jax": "backends.jax_backend:JaxBackend",
-    "onnxruntime": "backends.onnxruntime_backend:OnnxRuntimeBackend",
-    "openvino": "backends.openvino_backend:OpenVinoBackend",
-    "torch-onnx-ort": "backends.torch_onnx_ort:TorchOnnxOrtBackend",
-    "tf2onnx-ort": "backends.tf2onnx_ort:Tf2OnnxOrtBackend",
-    "paddle2onnx-ort": "backends.paddle2onnx_ort:Paddle2OnnxOrtBackend",
+    "onnxruntime": "backends.onnx.onnxruntime_backend:OnnxRuntimeBackend",
+    "openvino": "backends.onnx.openvino_backend:OpenVinoBackend",
+    "torch-onnx-ort": "backends.onnx.torch_onnx_ort:TorchOnnxOrtBackend",
+    "tf2onnx-ort": "backends.onnx.tf2onnx_ort:Tf2OnnxOrtBackend",
+    "paddle2onnx-ort": "backends.onnx.paddle2onnx_ort:Paddle2OnnxOrtBackend",
 }
 TEST_PREFIXES = {
     "fault": "backends.testing.fault:FaultBackend",

@@ -20,12 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from harness.case import Case
-from harness.inputs import Inputs
-
-from .base import Backend, Capabilities, HostFact, Output, Rejected, Unsupported, first_line
-from .tf_util import NHWC_ONLY, NODE_PREFIX, weight_transpose
-from .torch_backend import tf32_requested
+from backends.base import Backend, Capabilities, HostFact, Output, Rejected, Unsupported, first_line
+from backends.tf_util import NHWC_ONLY, NODE_PREFIX, weight_transpose
+from backends.torch_backend import tf32_requested
+from harness.model.case import Case
+from harness.numerics.inputs import Inputs
 
 Pairs = list[tuple[int, int]]
 
@@ -312,7 +311,7 @@ class TFBase(Backend):
         return Output(arr, dtype, "\n".join([pre_line, *lines]), tf32=tf32, notes=notes)
 
     def run_gradients(self, case: Case, inputs: Inputs, dy: np.ndarray, device: str) -> dict[str, Output]:
-        from .tf_gradients import tape_gradients
+        from backends.tf_gradients import tape_gradients
 
         return tape_gradients(self, case, inputs, dy, device)
 

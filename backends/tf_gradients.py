@@ -15,11 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from harness.case import Case
-from harness.inputs import Inputs
-
-from .base import Output, Rejected, Unsupported, first_line
-from .tf_util import NHWC_ONLY, NODE_PREFIX, weight_transpose
+from backends.base import Output, Rejected, Unsupported, first_line
+from backends.tf_util import NHWC_ONLY, NODE_PREFIX, weight_transpose
+from harness.model.case import Case
+from harness.numerics.inputs import Inputs
 
 
 def _tape(backend: Any, case: Case, x: Any, wc: Any, b: Any, dy: np.ndarray, perm: list[int], count: int,

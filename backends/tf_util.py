@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from harness.case import Case
+from harness.model.case import Case
 
 NHWC_ONLY = re.compile(r"only supports (the )?N[DHW]*C\b")  # TF refusing an NC* data_format
 NODE_PREFIX = re.compile(r"\{\{function_node [^}]*\}\}\s*")  # TF's op-location prefix, noise in messages

@@ -14,10 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from harness.case import Case
-from harness.inputs import Inputs
-
-from .base import Backend, Capabilities, HostFact, Output, Rejected, first_line
+from backends.base import Backend, Capabilities, HostFact, Output, Rejected, first_line
+from harness.model.case import Case
+from harness.numerics.inputs import Inputs
 
 TORCH_DTYPES = ("float64", "float32", "float16", "bfloat16")
 

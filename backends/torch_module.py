@@ -11,10 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from harness.case import Case
-from harness.inputs import Inputs
-
-from .torch_backend import TorchBackend
+from backends.torch_backend import TorchBackend
+from harness.model.case import Case
+from harness.numerics.inputs import Inputs
 
 MODULE = {"conv": "Conv{r}d", "conv_transpose": "ConvTranspose{r}d"}
 

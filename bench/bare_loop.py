@@ -17,9 +17,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from backends.registry import get_backend
-from harness.inputs import make_inputs
-from harness.loader import load_cases
-from harness.oracle import reference
+from harness.model.loader import load_cases
+from harness.numerics.inputs import make_inputs
+from harness.numerics.oracle import reference
 
 
 def main(argv: list[str]) -> None:

@@ -27,19 +27,20 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from harness.case import Case  # noqa: E402
-from harness.loader import load_cases  # noqa: E402
-from harness.records import JsonlSink  # noqa: E402
-from harness.runner import run_cases  # noqa: E402
+from harness.execution.records import JsonlSink  # noqa: E402
+from harness.execution.runner import run_cases  # noqa: E402
+from harness.judge.verdict import Verdicts  # noqa: E402
+from harness.model.case import Case  # noqa: E402
+from harness.model.loader import load_cases  # noqa: E402
 
 FLOOR_SCRIPT = """
 import pickle, sys, time
 t0 = time.perf_counter()
 from backends.registry import get_backend
-from harness.inputs import make_inputs
-from harness.oracle import reference
+from harness.numerics.inputs import make_inputs
+from harness.numerics.oracle import reference
 cases = pickle.load(open(sys.argv[1], "rb"))
-from harness.known_issues import load_known_issues
+from harness.judge.known_issues import load_known_issues
 backend = get_backend(sys.argv[2]); backend.setup("cpu")
 known = load_known_issues("cases/known_issues.yaml")
 for case in cases:
@@ -60,8 +61,8 @@ ORACLE_VS_TORCH = """
 import pickle, sys, time
 import numpy as np, torch
 import torch.nn.functional as F
-from harness.inputs import make_inputs
-from harness.oracle import reference
+from harness.numerics.inputs import make_inputs
+from harness.numerics.oracle import reference
 from backends.torch_backend import TorchBackend
 cases = [c for c in pickle.load(open(sys.argv[1], "rb"))]
 tb = TorchBackend(); tb.setup("cpu")
@@ -121,7 +122,7 @@ def convdiff_time(cases: list[Case], backends: list[str], jobs: int) -> tuple[fl
             counts[rec.status] = counts.get(rec.status, 0) + 1
 
         start = time.perf_counter()
-        run_cases(cases, [(b, "cpu") for b in backends], collect, timeout=300, jobs=jobs)
+        run_cases(cases, [(b, "cpu") for b in backends], collect, Verdicts(), timeout=300, jobs=jobs)
         elapsed = time.perf_counter() - start
         sink.close()
     return elapsed, counts

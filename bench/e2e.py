@@ -60,10 +60,10 @@ def side_by_side(backends: list[str], repeats: int) -> list[tuple[str, float, fl
 
 def breakdown(backend: str = "torch") -> dict[str, float]:
     """Milliseconds per case for each step of the controller, and the workers' share."""
-    from harness.compare import compare
-    from harness.loader import load_cases
-    from harness.records import Record
-    from harness.runner import prepare
+    from harness.execution.records import Record
+    from harness.execution.runner import prepare
+    from harness.model.loader import load_cases
+    from harness.numerics.compare import compare
 
     cases = [c for c in load_cases(FILES) if c.expect == "valid" and c.geometry is not None]
     with tempfile.TemporaryDirectory() as tmp:

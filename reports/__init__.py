@@ -6,13 +6,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.records import Record
+from harness.execution.records import Record
 
 
 def write_reports(out_dir: Path, records: Sequence[Record], summary: dict[str, Any]) -> list[Path]:
     """Every report besides results.jsonl and summary.json; returns the paths written."""
-    from .html import write_html
-    from .junit import write_junit
+    from reports.html import write_html
+    from reports.junit import write_junit
 
     junit, html = out_dir / "junit.xml", out_dir / "report.html"
     write_junit(junit, records)

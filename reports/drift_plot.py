@@ -11,7 +11,7 @@ import io
 from collections import defaultdict
 from typing import Any
 
-from .plots import _strip
+from reports.plots import _strip
 
 MARKERS = "os^vD<>pPX*h"
 

@@ -14,9 +14,8 @@ from typing import Any
 import jinja2
 import markupsafe
 
-from harness.records import Record
-
-from .model import Report, build_report, load_known_info
+from harness.execution.records import Record
+from reports.model import Report, build_report, load_known_info
 
 TEMPLATES = Path(__file__).parent / "templates"
 DEFAULT_KNOWN = Path("cases") / "known_issues.yaml"
@@ -51,7 +50,7 @@ def render(report: Report) -> str:
 
 
 def _script(rec: Record) -> str | None:
-    from .repro import ReproUnavailable, script_for
+    from reports.repro import ReproUnavailable, script_for
 
     try:
         return script_for(rec)
@@ -60,13 +59,13 @@ def _script(rec: Record) -> str | None:
 
 
 def build(records: Sequence[Record], summary: dict[str, Any], known_path: Path | None = DEFAULT_KNOWN) -> Report:
-    from .plots import where_svg
+    from reports.plots import where_svg
 
     # The run records the known issues it used; an older summary falls back to the file.
     known_info = {k: tuple(v) for k, v in summary.get("known_issues", {}).items()}
     if not known_info and known_path is not None and known_path.exists():
         known_info = load_known_info(known_path)
-    from .drift_plot import drift_svgs
+    from reports.drift_plot import drift_svgs
 
     return build_report(records, summary, known_info, script_for=_script, plot_for=where_svg,
                         drift_plots=drift_svgs(summary.get("drift", [])))

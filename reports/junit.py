@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.records import Record
+from harness.execution.records import Record
 
 
 def write_junit(path: Path, records: Sequence[Record]) -> None:

@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.host import run_host_key
-from harness.records import Record, read_records
-from harness.summary import exit_status, format_table, summarize, write_summary
+from harness.execution.host import run_host_key
+from harness.execution.records import Record, read_records
+from harness.judge.summary import exit_status, format_table, summarize, write_summary
 
 FINDING_KEY = ("backend", "device", "op", "status", "diagnosis", "known_issue", "output")
 
@@ -55,7 +55,7 @@ def merged_fingerprint(summaries: Sequence[dict[str, Any]], argv: Sequence[str])
     command = shlex.join(["convdiff", *argv])
     fps = [s.get("fingerprint") or {} for s in summaries]
     if not fps:
-        from harness.fingerprint import fingerprint
+        from harness.execution.fingerprint import fingerprint
 
         return fingerprint(list(argv), {}, {})
     fp = dict(fps[0])
@@ -157,7 +157,7 @@ def build_report(results: Sequence[Path], out: Path, argv: Sequence[str], baseli
     with open(out / "results.jsonl", "w", encoding="utf-8") as fh:  # after reading: out/ may hold a shard
         fh.writelines(r.to_json() + "\n" for r in records)
     write_summary(out / "summary.json", summary)
-    from . import write_reports
+    from reports import write_reports
 
     write_reports(out, records, summary)
     print(format_table(summary))

@@ -17,8 +17,8 @@ from typing import Any
 
 import yaml
 
-from harness.case import OPS
-from harness.records import STATUSES, Record
+from harness.execution.records import STATUSES, Record
+from harness.model.case import OPS
 
 # Matrix / badge order: most alarming first after pass, so the eye lands on it.
 STATUS_ORDER = ("pass", "mismatch", "shape_mismatch", "accepted_invalid", "rejected", "error", "crash", "timeout",
@@ -154,7 +154,7 @@ def repro_command(rec: Record) -> str:
 def load_known_info(path: Path) -> dict[str, tuple[str, str]]:
     """id -> (reason, link) from known_issues.yaml; empty when it is missing or broken (report still renders)."""
     try:
-        from harness.known_issues import load_known_issues
+        from harness.judge.known_issues import load_known_issues
 
         return {e.id: (e.reason, e.link) for e in load_known_issues(path).entries}
     except Exception:  # noqa: BLE001 - a broken file is reported by `run`, not here

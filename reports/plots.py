@@ -16,7 +16,7 @@ import re
 from html import escape
 from typing import Any
 
-from harness.records import Record
+from harness.execution.records import Record
 
 _salt = itertools.count()
 CLIP = 1e4  # plotted stand-in for a non-finite ratio (NaN / Inf outputs)

@@ -1,9 +1,9 @@
 """Standalone reproducer scripts: NumPy plus one framework, no convdiff import.
 
-A script recreates the inputs from the seed exactly as harness/inputs.py does, calls
+A script recreates the inputs from the seed exactly as harness/numerics/inputs.py does, calls
 the framework exactly as the adapter did (from the record's translation), computes a
 float64 reference inline (a direct loop over kernel taps, independent of the oracle's
-einsum-over-windows), applies the same per-element bound as harness/bound.py, and
+einsum-over-windows), applies the same per-element bound as harness/numerics/bound.py, and
 prints the max error and the verdict. It is meant to be pasted into an upstream bug.
 
 Per-backend part: one template per framework, registered in reports/repro_registry.py
@@ -14,11 +14,11 @@ reports/repro_frameworks.py, the TVM backends in reports/repro_tvm.py.
 
 from __future__ import annotations
 
-from harness.bound import _tiny
-from harness.build import make_case
-from harness.case import Case
-from harness.inputs import SIGNIFICAND_BITS, integer_amplitude
-from harness.records import Record
+from harness.execution.records import Record
+from harness.model.build import make_case
+from harness.model.case import Case
+from harness.numerics.bound import _tiny
+from harness.numerics.inputs import SIGNIFICAND_BITS, integer_amplitude
 from reports import repro_templates  # noqa: F401 - registers every framework's templates
 from reports.repro_registry import ReproUnavailable, template_for
 from reports.repro_verdict import VERDICT_SOURCE
@@ -40,7 +40,7 @@ def script_for(rec: Record) -> str:
     if case.geometry is None:
         raise ReproUnavailable("an `expect: invalid` case has no reference; the repro is the framework call alone")
     if rec.output != "out":  # a gradient: dy, the gradient calls, the reference gradient (reports/repro_grad.py)
-        from .repro_grad import gradient_part
+        from reports.repro_grad import gradient_part
 
         return "\n".join([_header(rec, case), gradient_part(rec, case).strip("\n")]) + "\n"
     backend_code = template_for(rec)(rec, case)
@@ -155,7 +155,7 @@ def find_record(case_id: str, backend: str, device: str, case_paths: list[str],
     if results:
         from pathlib import Path
 
-        from harness.records import read_records
+        from harness.execution.records import read_records
 
         for rec in read_records([Path(results)]):
             if (rec.backend == backend and rec.device == device and rec.output == output
@@ -164,8 +164,9 @@ def find_record(case_id: str, backend: str, device: str, case_paths: list[str],
         raise ReproUnavailable(f"no {output} result for {case_id} on {backend}-{device} in {results}")
     from pathlib import Path
 
-    from harness.loader import load_cases
-    from harness.runner import run_cases
+    from harness.execution.runner import run_cases
+    from harness.judge.verdict import Verdicts
+    from harness.model.loader import load_cases
 
     cases = [c for c in load_cases(case_paths) if _matches(Path(c.file).name, c.id, case_id)]
     if not cases:
@@ -177,7 +178,7 @@ def find_record(case_id: str, backend: str, device: str, case_paths: list[str],
 
         cases = [dataclasses.replace(c, gradients=True) for c in cases]
     found: list[Record] = []
-    info = run_cases(cases, [(backend, device)], found.append)
+    info = run_cases(cases, [(backend, device)], found.append, Verdicts())
     if not found:
         raise ReproUnavailable(f"{backend}-{device} did not run: {info.skipped.get(f'{backend}-{device}', 'unavailable')}")
     chosen = [r for r in found if r.output == output]

@@ -18,10 +18,9 @@ from backends.keras_backend import layer_call
 from backends.paddle_backend import PaddleBackend, PaddleOutputSizeBackend
 from backends.tensorflow_backend import in_nc_only, nn_call
 from backends.tf_util import NHWC_ONLY, weight_transpose
-from harness.case import Case
-from harness.records import Record
-
-from .repro_registry import register, stale
+from harness.execution.records import Record
+from harness.model.case import Case
+from reports.repro_registry import register, stale
 
 BUILD = re.compile(r"layer\.build\(\(.*?\)\);")  # Keras records the built shape literally; scripts use x.shape
 

@@ -1,9 +1,9 @@
 """Standalone reproducers for gradient results (grad_input / grad_weight / grad_bias).
 
 The script is reports/repro.py's header (x, w, b from the seed), then dy drawn after them
-as harness/inputs.py does, the adapter's gradient calls, and a float64 reference gradient
+as harness/numerics/inputs.py does, the adapter's gradient calls, and a float64 reference gradient
 written here as one loop over kernel taps (independent of the oracle's window view), with
-harness/bound.py's bound for that gradient's K. Frameworks: torch (autograd), TensorFlow
+harness/numerics/bound.py's bound for that gradient's K. Frameworks: torch (autograd), TensorFlow
 and Keras (tf.GradientTape, the recorded lines), Paddle (paddle.grad around the adapter's
 call), JAX (jax.vjp around the adapter's lax lines). Others (TVM's Relax gradient):
 ReproUnavailable; the record's translation still shows their calls.
@@ -16,14 +16,13 @@ from collections.abc import Callable
 
 from backends.jax_backend import lax_call
 from backends.tf_util import weight_transpose
-from harness.bound import accumulation_length
-from harness.case import Case
-from harness.records import Record
-
-from .repro_frameworks import paddle_call, paddle_tensor, paddle_tf32, tf_imports, tf_tf32
-from .repro_jax import JAX_SETUP
-from .repro_registry import ReproUnavailable, require_lines
-from .repro_verdict import VERDICT_SOURCE
+from harness.execution.records import Record
+from harness.model.case import Case
+from harness.numerics.bound import accumulation_length
+from reports.repro_frameworks import paddle_call, paddle_tensor, paddle_tf32, tf_imports, tf_tf32
+from reports.repro_jax import JAX_SETUP
+from reports.repro_registry import ReproUnavailable, require_lines
+from reports.repro_verdict import VERDICT_SOURCE
 
 NAMES = '["grad_input", "grad_weight", "grad_bias"]'  # the order of `grads` in every framework's lines
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import textwrap
 
 from backends.jax_backend import lax_call
-from harness.case import Case
-from harness.records import Record
+from harness.execution.records import Record
+from harness.model.case import Case
 from reports.repro_registry import register, require_lines
 
 

@@ -1,7 +1,7 @@
 """Reproducer templates for the ONNX backends (see reports/repro.py for the script around them).
 
 `onnxruntime` and `openvino` scripts build the adapter's one-node model from the shared
-builder's pure functions (backends/onnx_model.py: node_attributes + graph_nodes), then run
+builder's pure functions (backends/onnx/model.py: node_attributes + graph_nodes), then run
 it in an InferenceSession / compile it for OpenVINO's CPU plugin at default hints. The
 converter scripts build what the adapters build from their own plans (the torch module's
 forward, the tensorflow backend's tf.nn calls, the paddle layer's arguments), convert it
@@ -14,18 +14,17 @@ from __future__ import annotations
 
 import textwrap
 
-from backends.onnx_model import dtype_reason, node_attributes
-from backends.onnxruntime_backend import PROVIDERS
-from backends.paddle2onnx_ort import Paddle2OnnxOrtBackend
+from backends.onnx.model import dtype_reason, node_attributes
+from backends.onnx.onnxruntime_backend import PROVIDERS
+from backends.onnx.paddle2onnx_ort import Paddle2OnnxOrtBackend
 from backends.tensorflow_backend import TensorFlowBackend, nn_call
 from backends.tf_util import weight_transpose
 from backends.torch_module import module_plan
-from harness.case import Case
-from harness.records import Record
-
-from .repro_onnx_model import build_model_source
-from .repro_registry import ReproUnavailable, register, stale
-from .repro_torch_module import kwargs_source, model_class_source
+from harness.execution.records import Record
+from harness.model.case import Case
+from reports.repro_onnx_model import build_model_source
+from reports.repro_registry import ReproUnavailable, register, stale
+from reports.repro_torch_module import kwargs_source, model_class_source
 
 # Shared by every script: arrays in the case dtype (ONNX Conv has float16/float/double only), one ORT session.
 ORT_RUNNER = '''

@@ -1,4 +1,4 @@
-"""The source of `build_model(w, b)`: the checked one-node ONNX model of backends/onnx_model.py, as code.
+"""The source of `build_model(w, b)`: the checked one-node ONNX model of backends/onnx/model.py, as code.
 
 Shared by the reproducers of every backend that hands such a model to a runtime or an importer
 (onnxruntime, openvino, tvm-onnx-import and its output_shape variant).
@@ -9,10 +9,9 @@ from __future__ import annotations
 import textwrap
 from typing import Any
 
-from backends.onnx_model import ONNX_DTYPES, OPSET, graph_nodes, output_dims
-from harness.case import Case
-
-from .repro_torch_module import kwargs_source
+from backends.onnx.model import ONNX_DTYPES, OPSET, graph_nodes, output_dims
+from harness.model.case import Case
+from reports.repro_torch_module import kwargs_source
 
 
 def build_model_source(backend: str, case: Case, attrs: dict[str, Any]) -> str:

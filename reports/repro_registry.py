@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from harness.case import Case
-from harness.records import Record
+from harness.execution.records import Record
+from harness.model.case import Case
 
 BackendTemplate = Callable[[Record, Case], str]
 BACKEND_TEMPLATES: dict[str, BackendTemplate] = {}

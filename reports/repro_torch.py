@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import textwrap
 
-from harness.case import Case
-from harness.records import Record
+from harness.execution.records import Record
+from harness.model.case import Case
 from reports.repro_registry import ReproUnavailable, register
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import textwrap
 
-from harness.case import Case
+from harness.model.case import Case
 
 
 def kwargs_source(kw: dict) -> str:

@@ -14,17 +14,16 @@ from __future__ import annotations
 import textwrap
 
 from backends.base import Backend
-from backends.tvm_backend import TvmBackend
-from backends.tvm_onnx_import import TvmOnnxImportBackend, TvmOnnxOutputShapeBackend
-from backends.tvm_plan import canonical_kernel_layout, direct_plan
-from backends.tvm_tflite_import import TvmTfliteImportBackend, tf_kernel_layout
-from backends.tvm_torch_import import TvmTorchImportBackend
-from harness.case import Case
-from harness.records import Record
-
-from .repro_onnx_model import build_model_source
-from .repro_registry import ReproUnavailable, register, stale
-from .repro_torch_module import model_class_source
+from backends.tvm.direct import TvmBackend
+from backends.tvm.onnx_import import TvmOnnxImportBackend, TvmOnnxOutputShapeBackend
+from backends.tvm.plan import canonical_kernel_layout, direct_plan
+from backends.tvm.tflite_import import TvmTfliteImportBackend, tf_kernel_layout
+from backends.tvm.torch_import import TvmTorchImportBackend
+from harness.execution.records import Record
+from harness.model.case import Case
+from reports.repro_onnx_model import build_model_source
+from reports.repro_registry import ReproUnavailable, register, stale
+from reports.repro_torch_module import model_class_source
 
 VM_ARGS_LINE = "y = relax.VirtualMachine(exe, dev)['main']({args})"
 

@@ -1,4 +1,4 @@
-"""The end of every reproducer: harness/bound.py's bound, the framework call, the verdict.
+"""The end of every reproducer: harness/numerics/bound.py's bound, the framework call, the verdict.
 
 Plain source (not a format string). The script defines before it: ref and scale (float64, in the
 framework's layout), K_ACC (the accumulation length), WHAT (what is compared: "output" or a
@@ -6,7 +6,7 @@ gradient's name), ARGS (run_framework's arguments), and the header's constants.
 """
 
 VERDICT_SOURCE = '''
-# The bound (convdiff harness/bound.py): gamma(K+2) * (|x| (*) |w| + |b|), in the accumulation precision,
+# The bound (convdiff harness/numerics/bound.py): gamma(K+2) * (|x| (*) |w| + |b|), in the accumulation precision,
 # K_ACC the accumulation length of what is compared.
 n_acc = K_ACC + 2
 half = DTYPE in ("float16", "bfloat16")

@@ -30,9 +30,9 @@ PRELUDE = r'''
 import json, pickle, sys
 import numpy as np
 sys.path.insert(0, sys.argv[1])
-from harness.bound import error_bound
-from harness.inputs import make_inputs
-from harness.oracle import reference
+from harness.numerics.bound import error_bound
+from harness.numerics.inputs import make_inputs
+from harness.numerics.oracle import reference
 
 def nc(a, case):
     return np.moveaxis(a, -1, 1) if case.channels_last else a

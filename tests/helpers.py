@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness.build import make_case
-from harness.case import Case
-from harness.records import Record
-from harness.runner import run_cases
+from harness.execution.records import Record
+from harness.execution.runner import run_cases
+from harness.judge.verdict import Verdicts
+from harness.model.build import make_case
+from harness.model.case import Case
 
 __all__ = ["make_case", "run_on"]
 
@@ -21,11 +22,11 @@ def run_on(cases: Sequence[Case], backends: Sequence[str], device: str = "cpu", 
     """
     from pathlib import Path
 
-    from harness.known_issues import load_known_issues
+    from harness.judge.known_issues import load_known_issues
 
     entries = load_known_issues(Path(__file__).resolve().parents[1] / "cases" / "known_issues.yaml") if known else None
     records: list[Record] = []
-    info = run_cases(cases, [(b, device) for b in backends], records.append, timeout=timeout, known=entries)
+    info = run_cases(cases, [(b, device) for b in backends], records.append, Verdicts(entries), timeout=timeout)
     if info.skipped:
         import pytest
 
@@ -37,7 +38,7 @@ def chosen_records(chosen: dict, backends: Sequence[str], timeout: float = 120.0
     """Run corpus cases named by (file, case id) -> {backend: status}; keep the chosen results."""
     from pathlib import Path
 
-    from harness.loader import load_cases
+    from harness.model.loader import load_cases
 
     root = Path(__file__).resolve().parents[1]
     files = sorted({f for f, _ in chosen})

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from harness.blame import blame
-from harness.records import Record
+from harness.execution.records import Record
+from harness.judge.blame import blame
 
 
 def rec(backend: str, status: str, ratio: float | None = None) -> Record:

@@ -11,8 +11,8 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from harness.case_schema import SCHEMA_FILE, case_file_schema, file_model, schema_comment, schema_text
-from harness.loader import case_files
+from harness.model.case_schema import SCHEMA_FILE, case_file_schema, file_model, schema_comment, schema_text
+from harness.model.loader import case_files
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT / "cases"
@@ -25,7 +25,7 @@ def test_committed_schema_is_current() -> None:
 
 
 def test_cli_prints_the_schema() -> None:
-    out = subprocess.run([sys.executable, "-m", "harness.cli", "schema"], cwd=ROOT, capture_output=True,
+    out = subprocess.run([sys.executable, "-m", "harness.commands.cli", "schema"], cwd=ROOT, capture_output=True,
                          text=True, check=True).stdout
     assert json.loads(out) == case_file_schema()
 
@@ -46,7 +46,7 @@ def test_the_file_model_accepts_every_case_file(path: Path) -> None:
 
 
 def test_the_schema_carries_the_model_constraints() -> None:
-    """Spot checks against harness/schema.py's documented fields (an editor shows these)."""
+    """Spot checks against harness/model/schema.py's documented fields (an editor shows these)."""
     defs = case_file_schema()["$defs"]
     entry, sweep = defs["CaseEntry"], defs["Sweep"]
     assert entry["required"] == ["id"]  # the rest may come from defaults

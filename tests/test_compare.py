@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.bound import error_bound, gamma
-from harness.build import make_case
-from harness.compare import compare
-from harness.inputs import integer_amplitude, make_inputs
-from harness.oracle import reference
+from harness.model.build import make_case
+from harness.numerics.bound import error_bound, gamma
+from harness.numerics.compare import compare
+from harness.numerics.inputs import integer_amplitude, make_inputs
+from harness.numerics.oracle import reference
 
 
 def _setup(**kw):

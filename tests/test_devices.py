@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from harness.cli import resolve_targets
-from harness.runner import run_cases
+from harness.commands.cli import resolve_targets
+from harness.execution.runner import run_cases
+from harness.judge.verdict import Verdicts
 
 from .helpers import make_case
 
@@ -18,7 +19,7 @@ def test_device_all_pairs_each_backend_with_the_devices_it_declares():
 def test_cuda_without_a_gpu_is_skipped_with_a_reason_and_cpu_still_runs():
     case = make_case(id="d", op="conv2d", in_channels=2, out_channels=2, input_size=5, kernel_size=3)
     records = []
-    info = run_cases([case], [("torch", "cpu"), ("torch", "cuda")], records.append)
+    info = run_cases([case], [("torch", "cpu"), ("torch", "cuda")], records.append, Verdicts())
     assert (records[0].backend, records[0].device, records[0].status) == ("torch", "cpu", "pass")
     if "torch-cuda" in info.skipped:  # no GPU here: a skip with its reason, no records
         assert "no CUDA device" in info.skipped["torch-cuda"]

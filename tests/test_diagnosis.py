@@ -7,8 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from harness.case import resolve_geometry
-from harness.diagnosis import (
+from harness.judge.diagnosis import (
     HYPOTHESES,
     _round_tf32,
     conv1d_via_conv2d_bad_axis,
@@ -23,8 +22,9 @@ from harness.diagnosis import (
     swap_transpose_weight_axes,
     zero_fill_output_padding,
 )
-from harness.inputs import make_inputs
-from harness.oracle import reference
+from harness.model.case import resolve_geometry
+from harness.numerics.inputs import make_inputs
+from harness.numerics.oracle import reference
 
 from .helpers import make_case
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 
-from harness.bound import FLOAT32_U, gamma
-from harness.drift import analyze, format_drift, normalized_error
-from harness.records import Record
+from harness.execution.records import Record
+from harness.judge.drift import analyze, format_drift, normalized_error
+from harness.numerics.bound import FLOAT32_U, gamma
 
 
 def rec(backend: str, kernel: int, e: float, cin: int = 4) -> Record:
@@ -43,7 +43,7 @@ def test_growth_beyond_peers_is_flagged_even_under_the_sqrt_envelope():
 
 
 def test_blame_names_the_lone_dissenter():
-    from harness.blame import blame
+    from harness.judge.blame import blame
 
     def r(backend, status, ratio=None):
         x = rec(backend, 3, 1.0)
@@ -57,7 +57,7 @@ def test_blame_names_the_lone_dissenter():
 
 
 def test_report_draws_every_backends_drift_curve_with_the_theory_line(tmp_path):
-    from harness.summary import summarize
+    from harness.judge.summary import summarize
     from reports.html import write_html
 
     records = [rec(b, k, e) for k in range(1, 8) for b, e in (("good", 2.0), ("bad", 3000.0))]

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.extract import extract
-from harness.extract.layer import LayerConv
-from harness.extract.writer import ExtractError, merge, render
-from harness.loader import case_files, known_issues_dir, load_cases, load_file
+from harness.commands.extract import extract
+from harness.commands.extract.layer import LayerConv
+from harness.commands.extract.writer import ExtractError, merge, render
+from harness.model.loader import case_files, known_issues_dir, load_cases, load_file
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -67,8 +67,8 @@ def kinds(layers: list[LayerConv]) -> set[str]:
 @pytest.mark.slow
 @pytest.mark.parametrize("spec,shape", [
     ("tests.extract_models:all_kinds", "1,4,16,16"),
-    ("harness.extract.zoo:mobilenet_v3_small", "1,3,224,224"),
-    ("harness.extract.zoo:dcgan_generator", "1,100,1,1"),
+    ("harness.commands.extract.zoo:mobilenet_v3_small", "1,3,224,224"),
+    ("harness.commands.extract.zoo:dcgan_generator", "1,100,1,1"),
 ])
 def test_torch_and_its_onnx_export_give_the_same_convolutions(spec: str, shape: str, tmp_path: Path) -> None:
     path = tmp_path / "model.onnx"
@@ -201,12 +201,12 @@ def _write(tmp: Path, text: str) -> Path:
 
 
 def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "harness.cli", *args], cwd=cwd, capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-m", "harness.commands.cli", *args], cwd=cwd, capture_output=True, text=True)
 
 
 def test_cli_writes_a_file_that_validates(tmp_path: Path) -> None:
     out = tmp_path / "m.yaml"
-    proc = cli("extract", "harness.extract.zoo:dcgan_generator", "--input-shape", "1,100,1,1", "-o", str(out),
+    proc = cli("extract", "harness.commands.extract.zoo:dcgan_generator", "--input-shape", "1,100,1,1", "-o", str(out),
                "--batch", "2", "--dtype", "float64")
     assert proc.returncode == 0, proc.stderr
     assert "5 convolutions, 5 distinct" in proc.stderr
@@ -218,10 +218,10 @@ def test_cli_writes_a_file_that_validates(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("args,problem", [
     (("nosuch.onnx",), "no such file"),
-    (("harness.extract.zoo:resnet18",), "needs --input-shape"),
-    (("harness.extract.zoo:resnet18", "--input-shape", "1,3,x"), "comma-separated integers"),
-    (("harness.extract.zoo:nosuch", "--framework", "torch", "--input-shape", "1,3,8,8"), "cannot load"),
-    (("harness.extract.zoo:resnet18", "--input-shape", "1,5,32,32"), "forward pass failed"),
+    (("harness.commands.extract.zoo:resnet18",), "needs --input-shape"),
+    (("harness.commands.extract.zoo:resnet18", "--input-shape", "1,3,x"), "comma-separated integers"),
+    (("harness.commands.extract.zoo:nosuch", "--framework", "torch", "--input-shape", "1,3,8,8"), "cannot load"),
+    (("harness.commands.extract.zoo:resnet18", "--input-shape", "1,5,32,32"), "forward pass failed"),
 ])
 def test_cli_bad_input_is_one_line_and_exit_2(args: tuple[str, ...], problem: str) -> None:
     proc = cli("extract", *args)

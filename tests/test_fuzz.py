@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import main
-from harness.fuzz_findings import check_summaries
-from harness.fuzz_gen import config_at
-from harness.known_issues import load_known_issues
-from harness.loader import load_file
-from harness.records import read_records
+from harness.commands.cli import main
+from harness.commands.fuzz.findings import check_summaries
+from harness.commands.fuzz.gen import config_at
+from harness.execution.records import read_records
+from harness.judge.known_issues import load_known_issues
+from harness.model.loader import load_file
 
 MUTANTS = ("flip_kernel", "ignore_output_padding", "swap_transpose_weight_axes")
 SEED, CASES = 3, 24

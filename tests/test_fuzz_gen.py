@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from harness.case import DATA_KINDS, DTYPES, LAYOUTS, OPS, op_is_transpose
-from harness.fuzz_gen import INVALID_CLASSES, SCHEMA_INVALID_CLASSES, Config, config_at, generate
-from harness.loader import load_file
-from harness.schema import validate_fields
-from harness.validity import canonical_case
-from harness.yamlmap import InputError
+from harness.commands.fuzz.gen import INVALID_CLASSES, SCHEMA_INVALID_CLASSES, Config, config_at, generate
+from harness.model.case import DATA_KINDS, DTYPES, LAYOUTS, OPS, op_is_transpose
+from harness.model.loader import load_file
+from harness.model.schema import validate_fields
+from harness.model.validity import canonical_case
+from harness.model.yamlmap import InputError
 
 N = 600
 

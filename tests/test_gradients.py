@@ -8,14 +8,14 @@ import json
 
 import pytest
 
-from harness.build import make_case
-from harness.cli import main
-from harness.diagnosis_grad import diagnose_gradient
-from harness.inputs import make_inputs
-from harness.known_issues import load_known_issues
-from harness.oracle_grad import gradient_reference, unreached
-from harness.records import Record
-from harness.summary import summarize
+from harness.commands.cli import main
+from harness.execution.records import Record
+from harness.judge.diagnosis_grad import diagnose_gradient
+from harness.judge.known_issues import load_known_issues
+from harness.judge.summary import summarize
+from harness.model.build import make_case
+from harness.numerics.inputs import make_inputs
+from harness.numerics.oracle_grad import gradient_reference, unreached
 
 from .helpers import run_on
 
@@ -28,7 +28,7 @@ def test_gradients_field_in_defaults_and_outputs(tmp_path):
     f.write_text("defaults: {gradients: true}\ncases:\n  - {id: a, op: conv1d, in_channels: 1, out_channels: 1,"
                  " input_size: 4, kernel_size: 2, bias: true}\n  - {id: b, op: conv1d, in_channels: 1,"
                  " out_channels: 1, input_size: 4, kernel_size: 2, gradients: false}\n")
-    from harness.loader import load_file
+    from harness.model.loader import load_file
 
     a, b = load_file(f)
     assert a.gradient_outputs == ("grad_input", "grad_weight", "grad_bias") and b.gradient_outputs == ()
@@ -150,8 +150,8 @@ def test_inherited_status_when_the_forward_fails():
 
 def test_minimize_keeps_a_gradient_failure(tmp_path):
     """`minimize --output grad_input` shrinks while the gradient's status and diagnosis persist."""
-    from harness.loader import load_file
-    from harness.minimize import case_size, minimize, write_outputs
+    from harness.commands.minimize import case_size, minimize, write_outputs
+    from harness.model.loader import load_file
 
     big = make_case(id="big", **{**SEED, "batch": 2, "in_channels": 3, "out_channels": 4, "input_size": [9, 5]})
     result = minimize(big, "mutant:grad_input_zero_fill_output_padding", output="grad_input", timeout=60.0)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness import host
-from harness.pool import Worker
-from harness.worker import plain_facts
+from harness.execution import host
+from harness.execution.pool import Worker
+from harness.execution.worker import plain_facts
 
 CPUINFO = """\
 processor\t: 0
@@ -84,7 +84,7 @@ def test_torch_reports_its_live_cpu_capability(monkeypatch):
 def test_every_known_issue_host_selector_names_a_fact():
     from pathlib import Path
 
-    from harness.known_issues import load_known_issues
+    from harness.judge.known_issues import load_known_issues
 
     known = load_known_issues(Path(__file__).resolve().parents[1] / "cases" / "known_issues.yaml")
     assert all(set(e.host) <= set(host.FACTS) for e in known.entries)

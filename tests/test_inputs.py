@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.build import make_case
-from harness.inputs import make_inputs
-from harness.validity import default_seed
+from harness.model.build import make_case
+from harness.model.validity import default_seed
+from harness.numerics.inputs import make_inputs
 
 
 def test_same_seed_same_data_and_layout_independent():

@@ -11,10 +11,10 @@ import os
 import pytest
 
 from backends.jax_backend import JaxBackend, conv_decision, lax_call
-from harness import host
-from harness.case import Case
-from harness.pool import Worker
-from harness.records import Record
+from harness.execution import host
+from harness.execution.pool import Worker
+from harness.execution.records import Record
+from harness.model.case import Case
 from tests.helpers import make_case, run_on
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from harness.build import make_case
-from harness.known_issues import load_known_issues
-from harness.loader import load_cases
-from harness.predicate import PredicateError, compile_predicate, evaluate
-from harness.yamlmap import InputError
+from harness.judge.known_issues import load_known_issues
+from harness.model.build import make_case
+from harness.model.loader import load_cases
+from harness.model.predicate import PredicateError, compile_predicate, evaluate
+from harness.model.yamlmap import InputError
 
 CASE = make_case(id="x", op="conv_transpose1d", in_channels=2, out_channels=2, input_size=7, kernel_size=3,
                  stride=2, padding="same", tags=["t"])
@@ -62,7 +62,7 @@ def test_predicate_evaluates_over_params():
 @pytest.mark.parametrize("expr,output,hit", [
     ("out_size == (14,)", "out", True),  # SAME transposed: input 7 x stride 2
     ("out_size[-1] == 13", "out", False),
-    ("acc_len == 6", "out", True),  # 2 input channels x 3 taps (harness/bound.py's K)
+    ("acc_len == 6", "out", True),  # 2 input channels x 3 taps (harness/numerics/bound.py's K)
     ("acc_len == 7", "grad_weight", True),  # a transposed conv's weight gradient sums over batch x input positions
 ])
 def test_predicate_derived_names(tmp_path, expr, output, hit):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.loader import load_cases, load_file
+from harness.model.loader import load_cases, load_file
 
 TEXT = """\
 defaults:

@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from harness.cli import main
+from harness.commands.cli import main
 
 GOOD = """\
   - id: ok
@@ -97,7 +97,7 @@ def test_many_distinct_malformed_files():
 def test_no_traceback_and_exit_2_in_a_real_process(tmp_path):
     path = tmp_path / "bad.yaml"
     path.write_text(textwrap.dedent("cases:\n" + GOOD + "    padding: full\n"))
-    proc = subprocess.run([sys.executable, "-m", "harness.cli", "validate", str(path)],
+    proc = subprocess.run([sys.executable, "-m", "harness.commands.cli", "validate", str(path)],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr

@@ -6,8 +6,8 @@ import pytest
 
 from backends.testing.grad_mutants import GRAD_MUTANTS
 from backends.testing.mutants import MUTANTS
-from harness.loader import load_file
-from harness.minimize import Probe, case_size, minimal_id, minimize, write_outputs
+from harness.commands.minimize import Probe, case_size, minimal_id, minimize, write_outputs
+from harness.model.loader import load_file
 
 from .helpers import make_case
 

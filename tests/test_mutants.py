@@ -6,7 +6,7 @@ import pytest
 
 from backends.registry import UnknownBackend, get_backend
 from backends.testing.mutants import MUTANTS
-from harness.selftest import format_selftest, run_selftest
+from harness.commands.selftest import format_selftest, run_selftest
 
 
 @pytest.fixture(scope="module")

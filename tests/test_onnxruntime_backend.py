@@ -11,9 +11,10 @@ import importlib.util
 
 import pytest
 
-from backends.onnx_model import node_attributes
-from harness.records import Record
-from harness.runner import run_cases
+from backends.onnx.model import node_attributes
+from harness.execution.records import Record
+from harness.execution.runner import run_cases
+from harness.judge.verdict import Verdicts
 from tests.helpers import make_case, run_on
 
 if importlib.util.find_spec("onnxruntime") is None or importlib.util.find_spec("onnx") is None:
@@ -69,7 +70,7 @@ def test_dtypes_follow_the_live_kernel_registry(records: dict[str, Record]) -> N
 
 def test_cuda_without_the_cuda_provider_skips_with_the_reason() -> None:
     got: list[Record] = []
-    info = run_cases(CASES[:1], [("onnxruntime", "cuda")], got.append)
+    info = run_cases(CASES[:1], [("onnxruntime", "cuda")], got.append, Verdicts())
     if not info.skipped:
         pytest.skip("this onnxruntime has the CUDA provider: the cuda path runs")
     assert "CUDAExecutionProvider" in info.skipped["onnxruntime-cuda"] and not got

@@ -12,8 +12,9 @@ import importlib.util
 
 import pytest
 
-from harness.records import Record
-from harness.runner import run_cases
+from harness.execution.records import Record
+from harness.execution.runner import run_cases
+from harness.judge.verdict import Verdicts
 from tests.helpers import make_case
 
 if importlib.util.find_spec("openvino") is None or importlib.util.find_spec("onnx") is None:
@@ -34,11 +35,11 @@ CASES = [
 def run() -> tuple[dict[str, Record], dict, dict]:
     from pathlib import Path
 
-    from harness.known_issues import load_known_issues
+    from harness.judge.known_issues import load_known_issues
 
     known = load_known_issues(Path(__file__).resolve().parents[1] / "cases" / "known_issues.yaml")
     got: list[Record] = []
-    info = run_cases(CASES, [("openvino", "cpu")], got.append, timeout=120, known=known)
+    info = run_cases(CASES, [("openvino", "cpu")], got.append, Verdicts(known), timeout=120)
     if info.skipped:
         pytest.skip(info.skipped["openvino-cpu"])
     return {r.case_id: r for r in got}, info.host_facts["openvino-cpu"], info.fingerprints["openvino-cpu"]

@@ -9,17 +9,17 @@ import random
 import numpy as np
 import pytest
 
-from harness.build import make_case
-from harness.case import Case
-from harness.inputs import make_inputs
-from harness.oracle import reference
+from harness.model.build import make_case
+from harness.model.case import Case
+from harness.numerics.inputs import make_inputs
+from harness.numerics.oracle import reference
 
 from .helpers import run_on
 
 
 # ---- brute-force definitions, written from the formulas in ARCHITECTURE.md ----------
 def explicit_pads(case: Case) -> tuple[list[tuple[int, int]], list[int]]:
-    """(pads, tail extension) derived here, independently of harness.case.resolve_geometry."""
+    """(pads, tail extension) derived here, independently of harness.model.case.resolve_geometry."""
     pads, ext = [], []
     for i in range(case.rank):
         n, k, s, d = case.input_size[i], case.kernel_size[i], case.stride[i], case.dilation[i]

@@ -10,12 +10,12 @@ import random
 import numpy as np
 import pytest
 
-from harness.bound import accumulation_length
-from harness.build import make_case
-from harness.case import Case
-from harness.inputs import make_inputs
-from harness.oracle import reference
-from harness.oracle_grad import gradient_reference, gradients, unreached
+from harness.model.build import make_case
+from harness.model.case import Case
+from harness.numerics.bound import accumulation_length
+from harness.numerics.inputs import make_inputs
+from harness.numerics.oracle import reference
+from harness.numerics.oracle_grad import gradient_reference, gradients, unreached
 
 from .helpers import run_on
 from .test_oracle import explicit_pads, random_case

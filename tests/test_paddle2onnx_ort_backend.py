@@ -14,8 +14,8 @@ import os
 
 import pytest
 
-from backends.paddle2onnx_ort import TMP_PREFIX, remove_stale_dirs
-from harness.records import Record
+from backends.onnx.paddle2onnx_ort import TMP_PREFIX, remove_stale_dirs
+from harness.execution.records import Record
 from tests.helpers import make_case, run_on
 
 if any(importlib.util.find_spec(m) is None for m in ("paddle", "paddle2onnx", "onnx", "onnxruntime")):

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from backends.paddle_backend import padding_argument
-from harness.case import Case
+from harness.model.case import Case
 from tests.helpers import make_case, run_on
 
 OPS = {1: ("conv1d", "conv_transpose1d"), 2: ("conv2d", "conv_transpose2d"), 3: ("conv3d", "conv_transpose3d")}

@@ -8,7 +8,7 @@ import time
 import numpy as np
 import pytest
 
-from harness.prefetch import Prefetch
+from harness.execution.prefetch import Prefetch
 
 
 def test_items_come_in_order():

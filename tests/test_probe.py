@@ -5,7 +5,7 @@
    adapters) runs in a subprocess: the test fails if the framework accepts it and gives the
    oracle's answer.
 2. What `convdiff backends --capabilities` declares and what `--probe` measures agree, cell by cell,
-   wherever the declaration's text decides the cell (harness/probe_declared.py).
+   wherever the declaration's text decides the cell (harness/commands/probe/declared.py).
 The probe runs through the real workers (cached per framework version under .convdiff-cache/probe).
 """
 
@@ -21,10 +21,10 @@ import pytest
 
 from backends.base import Capabilities
 from backends.registry import get_backend, installed_backends
-from harness.build import make_case
-from harness.case import OPS
-from harness.probe import Cell, probe, probe_cells
-from harness.probe_declared import declared
+from harness.commands.probe.cells import Cell, probe, probe_cells
+from harness.commands.probe.declared import declared
+from harness.model.build import make_case
+from harness.model.case import OPS
 
 from .direct_attempts import CONTROL, CONTROL_FOR, ROUTES, script
 
@@ -124,7 +124,7 @@ def test_no_declared_unsupported_cell_is_expressible(measured: dict[str, dict[st
 
 def test_run_table_shows_a_cached_probe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The report's Run table line comes from the probe cache only (no probe runs during a run)."""
-    from harness.probe import cache_path, run_table_entry
+    from harness.commands.probe.cells import cache_path, run_table_entry
 
     monkeypatch.setenv("CONVDIFF_CACHE", str(tmp_path))
     assert run_table_entry(["torch-cpu"]) == {}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from harness.progress import Progress, eta_s
+from harness.execution.progress import Progress, eta_s
 
 
 class FakeClock:

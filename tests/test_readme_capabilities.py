@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from backends.registry import REAL_BACKENDS
-from harness.capabilities import capability_table
+from harness.commands.probe.capabilities import capability_table
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

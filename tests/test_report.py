@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from harness.cli import main
-from harness.records import Record
-from harness.summary import summarize
+from harness.commands.cli import main
+from harness.execution.records import Record
+from harness.judge.summary import summarize
 from reports.html import build, render
 from reports.merge import build_report as merge_build
 from reports.merge import diff_baseline, merge_records
@@ -132,7 +132,7 @@ def test_known_issue_links_and_fixed_upstream(tmp_path: Path) -> None:
 
 def test_html_from_real_records(tmp_path: Path) -> None:
     """torch (pass), mutant:flip_kernel and fault:nan (mismatches) through the real workers, then write_reports."""
-    from harness.build import make_case
+    from harness.model.build import make_case
     from reports import write_reports
     from tests.helpers import run_on
 

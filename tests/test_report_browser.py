@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from harness.summary import summarize
+from harness.judge.summary import summarize
 from reports.html import write_html
 from tests.test_report import ROOT, synthetic
 

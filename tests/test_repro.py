@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.build import make_case
-from harness.cli import main
-from harness.records import Record
+from harness.commands.cli import main
+from harness.execution.records import Record
+from harness.model.build import make_case
 from reports.repro import ReproUnavailable, script_for
 from tests.helpers import run_on
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.records import Record
+from harness.execution.records import Record
 from reports.repro import ReproUnavailable, script_for
 from tests.helpers import assert_chosen_statuses, assert_script_verdict, chosen_records, run_scripts
 

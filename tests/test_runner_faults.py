@@ -6,8 +6,9 @@ import json
 
 import pytest
 
-from harness.cli import main
-from harness.runner import run_cases
+from harness.commands.cli import main
+from harness.execution.runner import run_cases
+from harness.judge.verdict import Verdicts
 
 from .helpers import make_case
 
@@ -29,7 +30,7 @@ EXPECTED = {
 @pytest.mark.parametrize("mode", list(EXPECTED))
 def test_fault_is_recorded_and_the_run_goes_on(mode):
     records = []
-    run_cases(CASES, [("fault:" + mode, "cpu"), ("torch", "cpu")], records.append, timeout=3.0)
+    run_cases(CASES, [("fault:" + mode, "cpu"), ("torch", "cpu")], records.append, Verdicts(), timeout=3.0)
     status, text = EXPECTED[mode]
     faulty = [r for r in records if r.backend.startswith("fault")]
     torch = [r for r in records if r.backend == "torch"]
@@ -64,11 +65,12 @@ def test_controller_never_imports_a_framework():
 
     code = (
         "import sys\n"
-        "from harness.runner import run_cases\n"
+        "from harness.execution.runner import run_cases\n"
+        "from harness.judge.verdict import Verdicts\n"
         "from tests.helpers import make_case\n"
         "c = make_case(id='a', op='conv2d', in_channels=2, out_channels=2, input_size=5, kernel_size=3)\n"
         "recs = []\n"
-        "run_cases([c], [('torch', 'cpu')], recs.append)\n"
+        "run_cases([c], [('torch', 'cpu')], recs.append, Verdicts())\n"
         "assert recs[0].status == 'pass', recs[0]\n"
         "print(sorted(m for m in ('torch', 'tensorflow', 'paddle', 'tvm') if m in sys.modules))\n"
     )
@@ -97,7 +99,7 @@ def test_killed_run_keeps_whole_lines_and_leaves_no_worker(tmp_path):
     if not Path("/proc/self/task").exists():
         pytest.skip("needs /proc to find the workers")
     out = tmp_path / "out"
-    proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "run", "cases/conv2d.yaml", "cases/conv3d.yaml",
+    proc = subprocess.Popen([sys.executable, "-m", "harness.commands.cli", "run", "cases/conv2d.yaml", "cases/conv3d.yaml",
                              "--backends", "fault:hang,torch", "--timeout", "30", "--out", str(out)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     results = out / "results.jsonl"

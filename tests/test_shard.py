@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.loader import load_cases
-from harness.shard import case_cost, parse_shard, shard
+from harness.model.loader import load_cases
+from harness.model.shard import case_cost, parse_shard, shard
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 7])

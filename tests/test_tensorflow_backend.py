@@ -10,8 +10,8 @@ import re
 import pytest
 
 from backends.tf_util import NHWC_ONLY
-from harness.case import Case
-from harness.records import Record
+from harness.execution.records import Record
+from harness.model.case import Case
 from tests.helpers import make_case, run_on
 
 BACKENDS = ("tensorflow", "tensorflow-keras")

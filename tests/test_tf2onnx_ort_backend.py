@@ -13,8 +13,8 @@ import importlib.util
 
 import pytest
 
-from harness.blame import blame
-from harness.records import Record
+from harness.execution.records import Record
+from harness.judge.blame import blame
 from tests.helpers import make_case, run_on
 
 if any(importlib.util.find_spec(m) is None for m in ("tensorflow", "tf2onnx", "onnx", "onnxruntime")):

@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from harness.records import Record
+from harness.execution.records import Record
 from tests.helpers import make_case, run_on
 
 if any(importlib.util.find_spec(m) is None for m in ("torch", "onnx", "onnxruntime", "onnxscript")):

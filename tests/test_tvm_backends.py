@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.case import Case
-from harness.records import Record
+from harness.execution.records import Record
+from harness.model.case import Case
 from tests.helpers import make_case, run_on
 
 if importlib.util.find_spec("tvm") is None:  # checked without importing: frameworks stay in workers
@@ -120,7 +120,7 @@ def test_second_run_compiles_nothing(cold: list[Record], cache_dir: Path) -> Non
 
 def test_failed_builds_are_remembered(tmp_path: Path) -> None:
     """A build that failed is not retried: the second run reads `<key>.failed` and rejects at once."""
-    from backends.tvm_cache import CachedBuildFailure, CompileCache
+    from backends.tvm.cache import CachedBuildFailure, CompileCache
 
     cache = CompileCache(tmp_path)
     calls = []

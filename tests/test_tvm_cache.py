@@ -21,7 +21,7 @@ import numpy as np
 sys.path.insert(0, sys.argv[1])
 import tvm
 from tvm import relax
-from backends.tvm_cache import CompileCache
+from backends.tvm.cache import CompileCache
 
 def build():
     bb = relax.BlockBuilder()

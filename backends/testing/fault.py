@@ -11,11 +11,10 @@ import time
 
 import numpy as np
 
-from harness.case import Case
-from harness.inputs import Inputs
-from harness.oracle import reference
-
-from ..base import Backend, Capabilities, Output
+from backends.base import Backend, Capabilities, Output
+from harness.model.case import Case
+from harness.numerics.inputs import Inputs
+from harness.numerics.oracle import reference
 
 FAULT_MODES = ("segfault", "abort", "hang", "exception", "wrong_shape", "nan")
 

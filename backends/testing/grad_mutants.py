@@ -21,11 +21,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from harness.case import Case
-from harness.inputs import Inputs
-from harness.oracle_grad import unreached
-
-from ..base import Output
+from backends.base import Output
+from harness.model.case import Case
+from harness.numerics.inputs import Inputs
+from harness.numerics.oracle_grad import unreached
 
 GRAD_MUTANTS = (
     "grad_input_zero_fill_output_padding", "grad_input_ignore_output_padding",

@@ -14,12 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from harness.case import Case, Geometry, resolve_geometry
-from harness.inputs import Inputs
-
-from ..base import Capabilities, Output
-from ..torch_backend import TorchBackend
-from .grad_mutants import GRAD_MUTANTS, mutate_gradients
+from backends.base import Capabilities, Output
+from backends.testing.grad_mutants import GRAD_MUTANTS, mutate_gradients
+from backends.torch_backend import TorchBackend
+from harness.model.case import Case, Geometry, resolve_geometry
+from harness.numerics.inputs import Inputs
 
 MUTANTS = (
     "ignore_output_padding", "zero_fill_output_padding", "conv1d_via_conv2d_bad_axis",

@@ -1,0 +1,136 @@
+"""ONNX Runtime: the hand-built one-node ONNX model (backends/onnx/model.py) in an InferenceSession.
+
+`onnxruntime` runs the same checked model tvm-onnx-import reads, on ONNX Runtime's
+CPU execution provider (CUDA provider on `cuda`, where this onnxruntime build has it).
+Session options stay at ONNX Runtime's defaults (graph optimizations on): the code path
+a deployed model takes. OrtBase is also the runtime of the converter paths
+(torch-onnx-ort, tf2onnx-ort, paddle2onnx-ort): with the same runtime on both sides,
+`onnxruntime` is their control.
+
+Dtypes: ONNX Runtime has a Conv/ConvTranspose kernel per (provider, type); a case whose
+dtype has none there is `unsupported`, read live from its kernel registry (the CPU
+provider registers float only).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from backends.base import Backend, Capabilities, Output, Rejected, first_line
+from backends.onnx.model import build_model, dtype_reason, node_attributes, node_lines
+from harness.model.case import Case
+from harness.numerics.inputs import Inputs
+
+PROVIDERS = {"cpu": "CPUExecutionProvider", "cuda": "CUDAExecutionProvider"}
+ORT_TYPES = {"tensor(float)": "float32", "tensor(double)": "float64", "tensor(float16)": "float16",
+             "tensor(bfloat16)": "bfloat16"}
+
+
+class OrtBase(Backend):
+    """Import, providers, the kernel registry, and one session run: shared by every path ending in ONNX Runtime."""
+
+    framework = "onnxruntime"
+    runtime_name = "onnxruntime"  # shown in unsupported reasons
+
+    def unavailable_reason(self) -> str | None:
+        import importlib.util
+
+        for module, extra in (("onnxruntime", "onnx"), ("onnx", "onnx"), *self.converter_modules()):
+            if importlib.util.find_spec(module) is None:
+                return f"{module} is not installed (pip install 'convdiff[{extra}]')"
+        return None
+
+    def converter_modules(self) -> tuple[tuple[str, str], ...]:
+        """(module, extra) pairs a converter path needs besides onnx and onnxruntime."""
+        return ()
+
+    def setup(self, device: str) -> None:
+        import onnxruntime as ort
+
+        ort.set_default_logger_severity(3)  # errors only: warnings about unused initializers are noise here
+        self.ort = ort
+        self._kernels: dict[tuple[str, str], set[str]] = {}
+
+    def device_reason(self, device: str) -> str | None:
+        if device not in PROVIDERS:
+            return f"unknown device {device}"
+        have = self.ort.get_available_providers()
+        if PROVIDERS[device] not in have:
+            return (f"onnxruntime {self.ort.__version__} has no {PROVIDERS[device]} (available: {', '.join(have)}; "
+                    "the CUDA provider comes with the onnxruntime-gpu wheel)")
+        return None
+
+    def fingerprint(self, device: str) -> dict[str, str]:
+        return {"version": self.ort.__version__, "provider": PROVIDERS[device]}
+
+    def kernel_dtypes(self, op: str, device: str) -> set[str]:
+        """Dtypes of the ai.onnx kernels registered for `op` on the device's provider (ONNX Runtime's registry)."""
+        key = (op, device)
+        if key not in self._kernels:
+            from onnxruntime.capi import onnxruntime_pybind11_state as C
+
+            found: set[str] = set()
+            for d in C.get_all_opkernel_def():
+                if d.op_name == op and d.domain in ("", "ai.onnx") and d.provider == PROVIDERS[device]:
+                    found.update(ORT_TYPES.get(t, t) for t in d.type_constraints.get("T", []))
+            self._kernels[key] = found
+        return self._kernels[key]
+
+    def runtime_reason(self, case: Case, device: str) -> str | None:
+        """Why ONNX Runtime has no kernel for this case on this device, or None."""
+        op = "ConvTranspose" if case.transpose else "Conv"
+        have = self.kernel_dtypes(op, device)
+        if case.dtype == "float16" and "float32" in have:
+            # ONNX Runtime's InsertCastTransformer runs a float16 node that has no float16 kernel in
+            # float32 between Casts: the session accepts the model (found by convdiff backends --probe)
+            return None
+        if case.dtype not in have:
+            return (f"onnxruntime {self.ort.__version__} registers no {case.dtype} {op} kernel on {PROVIDERS[device]} "
+                    f"(registered: {', '.join(sorted(have)) or 'none'})")
+        return None
+
+    def session_line(self, device: str) -> str:
+        return f"sess = ort.InferenceSession(model.SerializeToString(), providers=[{PROVIDERS[device]!r}])"
+
+    def run_model(self, model: bytes, x: np.ndarray, device: str) -> tuple[np.ndarray, str]:
+        """One InferenceSession on the serialized model, default options, x fed to its one input;
+        the first output and its dtype."""
+        try:
+            sess = self.ort.InferenceSession(model, providers=[PROVIDERS[device]])
+            y = sess.run(None, {sess.get_inputs()[0].name: x})[0]
+        except Exception as exc:  # noqa: BLE001 - any framework exception is a finding
+            raise Rejected(first_line(exc)) from None
+        arr = np.asarray(y)
+        return arr, str(arr.dtype)
+
+
+class OnnxRuntimeBackend(OrtBase):
+    """The hand-built Conv / ConvTranspose node: pads, strides, dilations, group, output_padding, auto_pad."""
+
+    name = "onnxruntime"
+    capabilities = Capabilities(
+        padding=("symmetric", "asymmetric", "same (auto_pad SAME_UPPER)", "valid (auto_pad VALID)"),
+        layouts=("channels_first", "channels_last: Transpose nodes around the node (exact permutation)"),
+        dtypes=("float32", "float16 (CPU: float32 between Casts ORT inserts)", "float64: where the provider registers it (CPU: no)"),
+    )
+
+    def supports(self, case: Case, device: str) -> str | None:
+        return dtype_reason(case) or self.runtime_reason(case, device)
+
+    def plan(self, case: Case, device: str) -> tuple[dict[str, Any], list[str], list[str]]:
+        """The node's attributes, the translation lines and the notes (pure: shared with the repro script)."""
+        attrs, notes = node_attributes(case)
+        lines, notes = node_lines(case, attrs, notes)
+        lines += ["onnx.checker.check_model(model)", self.session_line(device), "y = sess.run(None, {'x': x})[0]"]
+        return attrs, lines, notes
+
+    def run(self, case: Case, inputs: Inputs, device: str) -> Output:
+        attrs, lines, notes = self.plan(case, device)
+        try:
+            model = build_model(case, inputs.w, inputs.b, attrs)
+        except Exception as exc:  # noqa: BLE001 - onnx.checker refused the model: a finding
+            raise Rejected(first_line(exc)) from None
+        arr, dtype = self.run_model(model.SerializeToString(), inputs.x, device)
+        return Output(arr, dtype, "\n".join(lines), notes=notes)

@@ -1,0 +1,118 @@
+"""OpenVINO: the hand-built one-node ONNX model read by `Core.read_model` and compiled for CPU.
+
+The same checked model as `onnxruntime` and tvm-onnx-import (backends/onnx/model.py),
+serialized and read from memory by OpenVINO's ONNX frontend, then `compile_model(model,
+"CPU")` with every property at OpenVINO's default. Its default inference precision is
+part of what is under test: the CPU plugin lowers f32 models to bf16 on CPUs with
+AVX512_BF16 or AMX and keeps f32 elsewhere. The precision the compiled model actually
+uses (its INFERENCE_PRECISION_HINT, read live) is in fingerprint() and in the host fact
+`openvino_inference_precision`, on which known issues select.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from backends.base import Backend, Capabilities, HostFact, Output, Rejected, first_line
+from backends.onnx.model import build_model, dtype_reason, node_attributes, node_lines
+from harness.model.case import Case
+from harness.numerics.inputs import Inputs
+
+
+class OpenVinoBackend(Backend):
+    """ONNX Conv / ConvTranspose through OpenVINO's ONNX frontend and CPU plugin, default precision hints."""
+
+    name = "openvino"
+    framework = "openvino"
+    devices = ("cpu",)
+    capabilities = Capabilities(
+        padding=("symmetric", "asymmetric", "same (auto_pad SAME_UPPER)", "valid (auto_pad VALID)"),
+        layouts=("channels_first", "channels_last: Transpose nodes around the node (exact permutation)"),
+        dtypes=("float32", "float64", "float16", "bfloat16 (ONNX opset 22)"),
+        devices=("cpu",),
+    )
+
+    def unavailable_reason(self) -> str | None:
+        import importlib.util
+
+        for module in ("openvino", "onnx"):
+            if importlib.util.find_spec(module) is None:
+                return f"{module} is not installed (pip install 'convdiff[openvino]')"
+        return None
+
+    def setup(self, device: str) -> None:
+        import openvino as ov
+
+        self.ov = ov
+        self.core = ov.Core()
+        self._precision: str | None = None
+
+    def device_reason(self, device: str) -> str | None:
+        if device == "cpu":
+            return None
+        if device == "cuda":
+            return "OpenVINO has no CUDA device (its GPU plugin targets Intel GPUs)"
+        return f"unknown device {device}"
+
+    def inference_precision(self) -> str:
+        """The precision the CPU plugin really computes an f32 model in: compile a tiny f32 Conv with
+        default properties and read the compiled model's INFERENCE_PRECISION_HINT (e.g. bf16, f32)."""
+        if self._precision is None:
+            from harness.model.build import make_case
+
+            probe = make_case(id="precision_probe", op="conv2d", in_channels=1, out_channels=1,
+                              input_size=1, kernel_size=1)
+            attrs, _ = node_attributes(probe)
+            w = np.ones(probe.weight_shape, np.float32)
+            compiled = self.compile(build_model(probe, w, None, attrs).SerializeToString())
+            self._precision = precision_name(compiled.get_property("INFERENCE_PRECISION_HINT"))
+        return self._precision
+
+    def host_facts(self, device: str) -> dict[str, HostFact]:
+        return {"openvino_inference_precision": self.inference_precision()}
+
+    def fingerprint(self, device: str) -> dict[str, str]:
+        return {"version": self.ov.__version__, "device": "CPU",
+                "inference_precision": self.inference_precision(),
+                "cpu": str(self.core.get_property("CPU", "FULL_DEVICE_NAME"))}
+
+    def supports(self, case: Case, device: str) -> str | None:
+        # bfloat16: an opset-22 model (onnx_model.BFLOAT16_OPSET), which OpenVINO runs (found by --probe)
+        return None if case.dtype == "bfloat16" else dtype_reason(case)
+
+    def compile(self, model: bytes) -> Any:
+        return self.core.compile_model(self.core.read_model(model), "CPU")
+
+    def plan(self, case: Case) -> tuple[dict[str, Any], list[str], list[str]]:
+        """The node's attributes, the translation lines and the notes (pure: shared with the repro script)."""
+        attrs, notes = node_attributes(case)
+        lines, notes = node_lines(case, attrs, notes)
+        lines += ["onnx.checker.check_model(model)",
+                  "compiled = ov.Core().compile_model(ov.Core().read_model(model.SerializeToString()), 'CPU')",
+                  "y = compiled({'x': x})[compiled.output(0)]"]
+        return attrs, lines, notes
+
+    def run(self, case: Case, inputs: Inputs, device: str) -> Output:
+        attrs, lines, notes = self.plan(case)
+        try:
+            model = build_model(case, inputs.w, inputs.b, attrs)
+            compiled = self.compile(model.SerializeToString())
+            y = np.asarray(compiled({"x": inputs.x})[compiled.output(0)])
+            precision = precision_name(compiled.get_property("INFERENCE_PRECISION_HINT"))
+        except Exception as exc:  # noqa: BLE001 - any framework exception is a finding
+            raise Rejected(first_line(exc)) from None
+        lines[-1] += f"  # compiled INFERENCE_PRECISION_HINT: {precision}"
+        if case.dtype == "bfloat16" and y.dtype == np.float16:  # numpy has no bf16: OpenVINO hands back its bits
+            import ml_dtypes
+
+            y = y.view(ml_dtypes.bfloat16)
+            lines.append("y = y.view(ml_dtypes.bfloat16)  # OpenVINO returns a bf16 output as float16-typed bits")
+        return Output(y, str(y.dtype), "\n".join(lines), notes=notes)
+
+
+def precision_name(t: Any) -> str:
+    """OpenVINO's short element-type name (bf16, f32, f16) for a Type or its string."""
+    name = getattr(t, "get_type_name", None)
+    return str(name() if callable(name) else t)

@@ -1,0 +1,141 @@
+"""paddle2onnx -> ONNX Runtime: a Paddle layer exported to ONNX, the path Paddle models take to deployment.
+
+A paddle.nn.Conv{1,2,3}D / Conv{1,2,3}DTranspose layer holding the case's weights, with
+the arguments the `paddle` backend passes to the functional ops (every padding form
+native, SAME/VALID as Paddle's own, output_padding, data_format for both layouts), is
+exported by `paddle.onnx.export` (paddle2onnx, at its defaults) into a temporary
+directory that is removed afterwards, and the model is run by ONNX Runtime. Only paddle,
+paddle2onnx, onnx and onnxruntime are imported in the worker.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import tempfile
+import warnings
+from typing import Any
+
+import numpy as np
+
+from backends.base import Capabilities, Output, Rejected, first_line
+from backends.onnx.onnxruntime_backend import OrtBase
+from backends.onnx.torch_onnx_ort import exported_by
+from backends.paddle_backend import PADDLE_CAPS, PaddleBackend
+from harness.model.case import Case
+from harness.numerics.inputs import Inputs
+
+LAYERS = {"conv": "Conv{r}D", "conv_transpose": "Conv{r}DTranspose"}
+TMP_PREFIX = "convdiff-paddle2onnx-"
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def remove_stale_dirs() -> None:
+    """Remove the temporary directories of workers that died mid-export (paddle2onnx aborts on some models)."""
+    import shutil
+
+    for entry in os.scandir(tempfile.gettempdir()):
+        pid = entry.name.removeprefix(TMP_PREFIX).split("-", 1)[0]
+        if entry.name.startswith(TMP_PREFIX) and pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+            shutil.rmtree(entry.path, ignore_errors=True)
+
+
+class Paddle2OnnxOrtBackend(OrtBase):
+    """paddle.nn conv layer -> paddle.onnx.export (paddle2onnx, default opset) -> onnxruntime."""
+
+    name = "paddle2onnx-ort"
+    runtime_name = "paddle2onnx-ort"
+    capabilities = Capabilities(
+        padding=PADDLE_CAPS["padding"],
+        dtypes=("float32", "float16 (CPU: float32 between Casts ORT inserts; Paddle must build it: no CPU kernel)",
+                "float64: where the provider registers it (CPU: no)"),
+    )
+
+    def converter_modules(self) -> tuple[tuple[str, str], ...]:
+        return (("paddle", "paddle"), ("paddle2onnx", "converters"))
+
+    def setup(self, device: str) -> None:
+        super().setup(device)
+        self.pdb = PaddleBackend()
+        self.pdb.setup("cpu")  # Paddle only builds and exports the layer; ONNX Runtime runs it on `device`
+        self.paddle = self.pdb.paddle
+        remove_stale_dirs()
+        import paddle2onnx
+
+        self.converter_version = str(paddle2onnx.__version__)
+
+    def version(self) -> str:
+        import importlib.metadata as md
+
+        try:
+            return (f"paddle2onnx {md.version('paddle2onnx')} (paddlepaddle {md.version('paddlepaddle')}) "
+                    f"+ onnxruntime {md.version('onnxruntime')}")
+        except md.PackageNotFoundError:
+            return "unknown"
+
+    def fingerprint(self, device: str) -> dict[str, str]:
+        return {**super().fingerprint(device), "paddle": self.paddle.__version__, "paddle2onnx": self.converter_version}
+
+    def supports(self, case: Case, device: str) -> str | None:
+        # Paddle builds the layer on the CPU before export: a dtype with no Paddle CPU kernel cannot be
+        # built (float16 fails at parameter load), whatever ONNX Runtime could run afterwards
+        return self.runtime_reason(case, device) or self.pdb.supports(case, "cpu")
+
+    def layer_args(self, case: Case) -> tuple[str, dict[str, Any]]:
+        """The layer class and its constructor arguments (pure: the paddle backend's translation)."""
+        kw = self.pdb.translate(case) if hasattr(self, "pdb") else PaddleBackend().translate(case)
+        cls = LAYERS[case.family].format(r=case.rank)
+        args = {"in_channels": case.in_channels, "out_channels": case.out_channels,
+                "kernel_size": list(case.kernel_size), **kw}
+        if not case.bias:
+            args["bias_attr"] = False
+        return cls, args
+
+    def export(self, case: Case, inputs: Inputs, cls: str, args: dict[str, Any]) -> bytes:
+        """The layer with the case's weights, exported by paddle.onnx.export into a temporary directory."""
+        paddle = self.paddle
+        layer = getattr(paddle.nn, cls)(**args)
+        layer.weight.set_value(paddle.to_tensor(inputs.w))
+        if inputs.b is not None:
+            layer.bias.set_value(paddle.to_tensor(inputs.b))
+        layer.eval()
+        spec = [paddle.static.InputSpec(list(case.input_shape), case.dtype, name="x")]
+        import paddle2onnx.convert
+
+        # paddle2onnx makes its own temporary directories (tempfile.mkdtemp): they go inside ours, removed
+        # afterwards; ours is named by pid, so one left by an aborted worker is removed by the next setup.
+        with tempfile.TemporaryDirectory(prefix=f"{TMP_PREFIX}{os.getpid()}-") as tmp, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            saved, tempfile.tempdir = tempfile.tempdir, tmp
+            log = io.StringIO()
+            try:
+                with contextlib.redirect_stdout(log):
+                    paddle.onnx.export(layer, os.path.join(tmp, "model"), input_spec=spec)
+            except SystemExit as exc:  # paddle2onnx's logging.error calls sys.exit(-1) on a failed conversion
+                errors = [ln for ln in log.getvalue().splitlines() if "[ERROR]" in ln or "Error:" in ln]
+                raise RuntimeError(f"paddle.onnx.export called sys.exit({exc.code}): "
+                                   + (ANSI.sub("", errors[-1]).strip() if errors else "no error logged")) from None
+            finally:
+                tempfile.tempdir = saved
+                paddle2onnx.convert.PADDLE2ONNX_EXPORT_TEMP_DIR = None  # its cached dir was inside ours
+            path = os.path.join(tmp, "model.onnx")
+            if not os.path.exists(path):  # paddle2onnx logs a conversion error and returns
+                raise RuntimeError("paddle.onnx.export wrote no model (paddle2onnx logged the error and returned)")
+            with open(path, "rb") as fh:
+                return fh.read()
+
+    def run(self, case: Case, inputs: Inputs, device: str) -> Output:
+        cls, args = self.layer_args(case)
+        try:
+            model = self.export(case, inputs, cls, args)
+        except Exception as exc:  # noqa: BLE001 - the exporter refused: a finding
+            raise Rejected(first_line(exc)) from None
+        lines = [f"layer = paddle.nn.{cls}(" + ", ".join(f"{k}={v!r}" for k, v in args.items()) + ")  # weight/bias = case inputs",
+                 f"paddle.onnx.export(layer, 'model', input_spec=[InputSpec({list(case.input_shape)}, {case.dtype!r}, "
+                 f"name='x')])  # paddle2onnx {self.converter_version}: {exported_by(model)}",
+                 self.session_line(device).replace("model.SerializeToString()", "open('model.onnx', 'rb').read()"),
+                 "y = sess.run(None, {'x': x})[0]"]
+        arr, dtype = self.run_model(model, inputs.x, device)
+        return Output(np.asarray(arr), dtype, "\n".join(lines))

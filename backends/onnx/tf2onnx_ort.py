@@ -1,0 +1,107 @@
+"""tf2onnx -> ONNX Runtime: a TensorFlow function converted to ONNX, the path TF models take to deployment.
+
+The function makes exactly the tf.nn calls the `tensorflow` backend makes (its NnCall
+translation: SAME/VALID, conv2d explicit pairs, output_shape, tf.pad/crop identities,
+tf.nn.bias_add), with the case's weights as graph constants in TF's filter layouts. The
+data stay in the case layout: channels_first is passed as TF's NC* data_format (tf2onnx
+converts the graph without running it, so TF's CPU kernels' N*C-only limits do not
+apply). `tf2onnx.convert.from_function` converts it in memory at its default opset; ONNX
+Runtime runs the model. Only tensorflow, tf2onnx, onnx and onnxruntime are imported in
+the worker.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import numpy as np
+
+from backends.base import Capabilities, Output, Rejected, first_line
+from backends.onnx.onnxruntime_backend import OrtBase
+from backends.onnx.torch_onnx_ort import exported_by
+from backends.tensorflow_backend import TensorFlowBackend
+from backends.tf_util import NODE_PREFIX, weight_transpose
+from harness.model.case import Case
+from harness.numerics.inputs import Inputs
+
+
+class Tf2OnnxOrtBackend(OrtBase):
+    """tf.function of tf.nn conv ops -> tf2onnx.convert.from_function (default opset) -> onnxruntime."""
+
+    name = "tf2onnx-ort"
+    runtime_name = "tf2onnx-ort"
+    capabilities = Capabilities(
+        padding=("same", "valid", "explicit pairs (conv2d, conv2d_transpose)"),
+        padding_identities=("conv1d/3d pairs: tf.pad then VALID",
+                            "conv_transpose1d/3d pairs: VALID with output_shape, then crop"),
+        output_padding="via output_shape",
+        groups="conv1d/2d (filter I/g), transpose1d/2d (filter O/g, as tensorflow); conv3d, transpose3d: none",
+        layouts=("channels_last", "channels_first (NC* data_format)"),
+        dtypes=("float32", "float16 (CPU: float32 between Casts ORT inserts)", "float64: where the provider registers it (CPU: no)"),
+    )
+
+    def converter_modules(self) -> tuple[tuple[str, str], ...]:
+        return (("tensorflow", "tensorflow"), ("tf2onnx", "converters"))
+
+    def setup(self, device: str) -> None:
+        super().setup(device)
+        self.tfb = TensorFlowBackend()
+        self.tfb.setup("cpu")  # TF only traces the function here; ONNX Runtime runs it on `device`
+        self.tf = self.tfb.tf
+        import tf2onnx
+
+        logging.getLogger("tf2onnx").setLevel(logging.ERROR)
+        self.tf2onnx = tf2onnx
+
+    def version(self) -> str:
+        import importlib.metadata as md
+
+        try:
+            return f"tf2onnx {md.version('tf2onnx')} (tensorflow {self.tf_version()}) + onnxruntime {md.version('onnxruntime')}"
+        except md.PackageNotFoundError:
+            return "unknown"
+
+    def tf_version(self) -> str:
+        return TensorFlowBackend().version()
+
+    def fingerprint(self, device: str) -> dict[str, str]:
+        return {**super().fingerprint(device), "tensorflow": self.tf.__version__,
+                "tf2onnx": self.tf2onnx.__version__}
+
+    def supports(self, case: Case, device: str) -> str | None:
+        return self.tfb.supports(case, device) or self.runtime_reason(case, device)
+
+    def convert(self, case: Case, inputs: Inputs, nc: bool) -> tuple[bytes, list[str], list[str]]:
+        """The TF function converted to a serialized ONNX model; the function's lines and notes."""
+        tf = self.tf
+        perm, _ = weight_transpose(case)
+        w_tf = np.ascontiguousarray(np.transpose(inputs.w, perm))
+        record: dict[str, Any] = {}
+
+        @tf.function
+        def fn(x: Any) -> Any:
+            w = tf.constant(w_tf)
+            b = None if inputs.b is None else tf.constant(inputs.b)
+            y, lines, notes = self.tfb.call(case, x, w, b, nc=nc)
+            record.update(lines=lines, notes=notes)
+            return y
+
+        spec = [tf.TensorSpec(case.input_shape, getattr(tf, case.dtype), name="x")]
+        model, _ = self.tf2onnx.convert.from_function(fn, input_signature=spec)
+        return model.SerializeToString(), record["lines"], record["notes"]
+
+    def run(self, case: Case, inputs: Inputs, device: str) -> Output:
+        nc = not case.channels_last
+        try:
+            model, body, notes = self.convert(case, inputs, nc)
+        except Exception as exc:  # noqa: BLE001 - tracing or conversion failed: a finding
+            raise Rejected(NODE_PREFIX.sub("", first_line(exc))) from None
+        _, w_line = weight_transpose(case)
+        lines = [w_line.replace("w = tf.transpose(", "w = tf.constant(np.transpose(").replace(")  #", "))  #"),
+                 "@tf.function  def fn(x):", *(f"    {ln}" for ln in body),
+                 f"model, _ = tf2onnx.convert.from_function(fn, input_signature=[tf.TensorSpec({list(case.input_shape)}, "
+                 f"tf.{case.dtype}, name='x')])  # {exported_by(model)}",
+                 self.session_line(device), "y = sess.run(None, {'x': x})[0]"]
+        arr, dtype = self.run_model(model, inputs.x, device)
+        return Output(arr, dtype, "\n".join(lines), notes=notes)

@@ -1,0 +1,210 @@
+"""On-disk cache of compiled TVM modules: compiling is most of TVM's cost per case.
+
+A module is stored as the shared library `exe.export_library` writes, named by a
+hash of everything that affects the build (op, shapes, attributes, dtype, layouts,
+target, TVM version, backend variant, and embedded weights when an importer bakes
+them in as constants). A second identical run then loads libraries and compiles
+nothing. A build that fails is remembered too (`<key>.failed`, its first error
+line), so it is not retried. Where: `$CONVDIFF_CACHE/tvm/` (default `.convdiff-cache/tvm/` under the
+current directory); `CONVDIFF_CACHE=off` disables it; clear it with
+`rm -rf .convdiff-cache/tvm`.
+
+What a cold run pays (measured on cases/conv2d.yaml, float32, per case, on a busy 2-core
+host): `tvm.compile` ~160 ms, then either the first VM call JIT-compiles the LLVM module
+(~120 ms: the cache-off path), or `export_library` writes machine code (~120 ms) and links
+it. TVM links with the C++ driver (`g++ -shared`, ~100 ms of process start-up); the objects
+need no C++ runtime, so the cache links them with `ld -shared` (+ libgcc's helpers), ~5 ms,
+and then runs the library it just wrote instead of JIT-compiling the same code a second
+time. Cold with the cache: ~1.1x the cache-off time (was ~1.8x).
+A run whose configurations are new and will not come back (`convdiff fuzz`) sets
+`CONVDIFF_CACHE_WRITE=second`: a key's first miss leaves only an empty `<key>.seen`
+marker and the library is written on its second sighting.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+FORMAT = 1  # bump when the stored artefact or the key's meaning changes
+
+
+def cache_root() -> Path | None:
+    """The TVM cache directory, or None when caching is switched off."""
+    base = os.environ.get("CONVDIFF_CACHE", ".convdiff-cache")
+    if base.lower() in ("off", "0", "none", ""):
+        return None
+    return Path(base) / "tvm"
+
+
+def write_policy() -> str:
+    """`always` (default): store every new build; `second`: only a build seen before (a `.seen` marker)."""
+    return "second" if os.environ.get("CONVDIFF_CACHE_WRITE", "").lower() == "second" else "always"
+
+
+def _libgcc() -> list[str]:
+    """libgcc.a, for the arithmetic helpers (half-precision conversions) that g++ would link in."""
+    cc = shutil.which("gcc") or shutil.which("cc")
+    if cc is None:
+        return []
+    try:
+        path = subprocess.run([cc, "-print-libgcc-file-name"], capture_output=True, text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [path] if path and Path(path).exists() else []
+
+
+def make_linker() -> Callable[..., None] | None:
+    """An `export_library` fcompile that links objects with `ld -shared`; None (TVM's default) without ld."""
+    ld = shutil.which("ld")
+    if ld is None or not sys.platform.startswith("linux"):
+        return None
+    extra = _libgcc()
+
+    def link(output: str, objects: list[str], options: Any = None, **_: Any) -> None:
+        if options or not all(str(o).endswith(".o") for o in objects):  # C sources or flags: TVM's way
+            from tvm.support.cc import create_shared
+
+            create_shared(output, objects, options)
+            return
+        done = subprocess.run([ld, "-shared", "-o", output, *map(str, objects), *extra], capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"ld -shared failed: {done.stderr.strip()[:500]}")
+
+    return link
+
+
+def cache_key(parts: dict[str, Any]) -> str:
+    """A stable digest of the build description (JSON with sorted keys)."""
+    text = json.dumps({"format": FORMAT, **parts}, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def array_digest(*arrays: Any) -> str:
+    """Digest of arrays an importer embeds as constants (they change the built module)."""
+    h = hashlib.sha256()
+    for a in arrays:
+        if a is not None:
+            h.update(f"{a.dtype.str}{a.shape}".encode())
+            h.update(a.tobytes())
+    return h.hexdigest()[:24]
+
+
+class CachedBuildFailure(Exception):
+    """This exact build failed before; its first error line is the message (no retry)."""
+
+
+@dataclass
+class CacheStats:
+    hits: int = 0
+    misses: int = 0
+    compile_s: float = 0.0
+    export_s: float = 0.0
+    deferred: int = 0  # misses not written: first sightings under CONVDIFF_CACHE_WRITE=second
+
+
+class CompileCache:
+    """Load a compiled module by key, or build, export and store it atomically."""
+
+    def __init__(self, root: Path | None = None, policy: str | None = None) -> None:
+        self.root = root if root is not None else cache_root()
+        self.policy = policy or write_policy()
+        self.stats = CacheStats()
+        self._link: Callable[..., None] | bool | None = False  # made on the first export
+
+    def path(self, key: str) -> Path | None:
+        return None if self.root is None else self.root / f"{key}.so"
+
+    def get_or_build(self, key: str, build: Callable[[], Any]) -> tuple[Any, bool]:
+        """(runtime module or executable, hit). `build()` returns a relax executable.
+
+        Concurrent workers may build the same key: each writes a private temporary
+        file and renames it into place, so readers never see a half-written library.
+        """
+        path = self.path(key)
+        failed = None if path is None else path.with_suffix(".failed")
+        if failed is not None and failed.exists():
+            # A build that failed (export, import or compile) fails the same way again: a
+            # second identical run should spend no time rebuilding it.
+            self.stats.hits += 1
+            raise CachedBuildFailure(failed.read_text(encoding="utf-8"))
+        if path is not None and path.exists():
+            import tvm
+
+            try:
+                mod = tvm.runtime.load_module(str(path))
+                self.stats.hits += 1
+                return mod, True
+            except Exception:  # noqa: BLE001 - a damaged entry is rebuilt, not fatal
+                path.unlink(missing_ok=True)
+        start = time.perf_counter()
+        try:
+            exe = build()
+        except Exception as exc:
+            from backends.base import Unsupported
+
+            if failed is not None and not isinstance(exc, Unsupported):  # only the framework's failures
+                self._write_failure(failed, exc)
+            raise
+        self.stats.compile_s += time.perf_counter() - start
+        self.stats.misses += 1
+        if path is None or not self._sighted(path):
+            return exe, False
+        return self._store(exe, path), False
+
+    def _sighted(self, path: Path) -> bool:
+        """Write this build now? Always, or under the `second` policy only when its marker exists."""
+        if self.policy != "second":
+            return True
+        seen = path.with_suffix(".seen")
+        if seen.exists():
+            return True
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            seen.touch()
+        except OSError:
+            pass
+        self.stats.deferred += 1
+        return False
+
+    def _store(self, exe: Any, path: Path) -> Any:
+        """Export the library, and run from it: its machine code is made once, not again by the VM's JIT."""
+        start = time.perf_counter()
+        if self._link is False:
+            self._link = make_linker()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp.so")
+        try:
+            exe.export_library(str(tmp), fcompile=self._link or None)
+            import tvm
+
+            loaded = tvm.runtime.load_module(str(tmp))
+            os.replace(tmp, path)
+            path.with_suffix(".seen").unlink(missing_ok=True)
+            return loaded
+        except Exception:  # noqa: BLE001 - no linker, a full disk, a library that will not load: run uncached
+            return exe
+        finally:
+            tmp.unlink(missing_ok=True)
+            self.stats.export_s += time.perf_counter() - start
+
+    @staticmethod
+    def _write_failure(failed: Path, exc: BaseException) -> None:
+        from backends.base import first_line
+
+        failed.parent.mkdir(parents=True, exist_ok=True)
+        tmp = failed.with_name(f".{failed.name}.{os.getpid()}.tmp")
+        try:
+            tmp.write_text(first_line(exc), encoding="utf-8")
+            os.replace(tmp, failed)
+        except OSError:
+            tmp.unlink(missing_ok=True)

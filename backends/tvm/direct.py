@@ -1,0 +1,187 @@
+"""TVM (Relax): shared plumbing for every TVM path, and the direct-operator backend `tvm`.
+
+The direct backend builds each case as one Relax function around
+`relax.op.nn.conv{1,2,3}d[_transpose]` with explicit layout strings: channels_last
+cases run with N*C data layouts natively (the layout handling is under test), with
+the weight supplied in the matching channels-last kernel layout. Padding is given as
+begin/end pairs (all befores, then all afters), output_padding as TVM's own
+argument, bias as a broadcast `relax.op.add`. Compiled modules are cached on disk
+(see backends/tvm/cache.py), so a second run compiles nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from backends.base import Backend, Capabilities, HostFact, Output, Rejected, first_line
+from backends.tvm.cache import CachedBuildFailure, CompileCache, cache_key
+from backends.tvm.plan import canonical_kernel_layout, data_layout, direct_plan, kernel_layout, relayout
+from harness.model.case import Case
+from harness.numerics.inputs import Inputs
+
+# pure modules that decide what a TVM adapter builds: part of every TVM cache key
+PLAN_MODULES = ("backends.tvm.plan", "backends.pads")
+
+
+def source_digest(cls: type) -> str:
+    """Digest of the adapter's own source files: editing how a module is built invalidates its cache."""
+    import hashlib
+    import inspect
+    import sys
+
+    h = hashlib.sha256()
+    modules = {klass.__module__ for klass in cls.__mro__ if klass.__module__.startswith("backends.tvm")}
+    for name in sorted(modules | set(PLAN_MODULES)):
+        h.update(inspect.getsource(sys.modules[name]).encode())
+    return h.hexdigest()[:16]
+
+
+class TvmBase(Backend):
+    """What every TVM path shares: device, target, compile cache, running a VM."""
+
+    framework = "tvm"
+    distribution = "apache-tvm"
+
+    def setup(self, device: str) -> None:
+        import tvm
+        from tvm import relax
+
+        self.tvm, self.relax = tvm, relax
+        self.cache = CompileCache()
+        self.adapter_digest = source_digest(type(self))
+
+    def device_reason(self, device: str) -> str | None:
+        if device == "cpu":
+            return None
+        if device == "cuda":
+            if not self.tvm.runtime.enabled("cuda"):
+                return "this TVM build has no CUDA runtime (tvm.runtime.enabled('cuda') is False)"
+            if not self.tvm.cuda(0).exist:
+                return "no CUDA device (tvm.cuda().exist is False)"
+            return None
+        return f"unknown device {device}"
+
+    def host_facts(self, device: str) -> dict[str, HostFact]:
+        return {"tvm_target": self.target(device)}
+
+    def fingerprint(self, device: str) -> dict[str, str]:
+        info = {"version": self.tvm.__version__, "target": self.target(device)}
+        llvm = self.tvm.support.libinfo().get("LLVM_VERSION")
+        if llvm:
+            info["llvm"] = str(llvm)
+        if device == "cuda" and self.tvm.cuda(0).exist:
+            info["gpu"] = str(self.tvm.cuda(0).device_name)
+        return info
+
+    def target(self, device: str) -> str:
+        return "cuda" if device == "cuda" else "llvm"
+
+    def dev(self, device: str) -> Any:
+        return self.tvm.cuda(0) if device == "cuda" else self.tvm.cpu(0)
+
+    # --- compile (cached) and run ------------------------------------------
+    def key(self, case: Case, device: str, **extra: Any) -> str:
+        """Everything that affects the built module; `extra` adds variant-specific parts."""
+        parts = {
+            "variant": self.name, "adapter": self.adapter_digest, "tvm": self.tvm.__version__,
+            "target": self.target(device),
+            "op": case.op, "input_shape": case.input_shape, "weight_shape": case.weight_shape,
+            "bias": case.bias, "stride": case.stride, "padding": case.padding,
+            "output_padding": case.output_padding, "dilation": case.dilation, "groups": case.groups,
+            "dtype": case.dtype, "layout": case.layout, **extra,
+        }
+        return cache_key(parts)
+
+    def compile_cached(self, key: str, device: str, make_mod: Callable[[], Any]) -> tuple[Any, str]:
+        """A VirtualMachine for the module, and a translation line saying how it was obtained."""
+        target = self.target(device)
+
+        def build() -> Any:
+            return self.tvm.compile(make_mod(), target=target)
+
+        try:
+            exe, hit = self.cache.get_or_build(key, build)
+            vm = self.relax.VirtualMachine(exe, self.dev(device))
+        except Rejected:
+            raise
+        except CachedBuildFailure as exc:
+            raise Rejected(str(exc)) from None
+        except Exception as exc:  # noqa: BLE001 - any framework exception is a finding
+            raise Rejected(first_line(exc)) from None
+        path = self.cache.path(key)
+        if hit:
+            line = f"exe = tvm.runtime.load_module({str(path)!r})  # compile cache hit"
+        else:
+            line = f"exe = tvm.compile(mod, target={target!r})" + (f"  # cached as {path}" if path else "")
+        return vm, line
+
+    def invoke(self, vm: Any, args: list[np.ndarray], device: str) -> tuple[np.ndarray, str]:
+        """Run `main` on numpy inputs; the output as numpy in its own dtype."""
+        dev = self.dev(device)
+        try:
+            out = vm["main"](*(self.tvm.runtime.tensor(a, dev) for a in args))
+            if isinstance(out, (list, tuple)) or not hasattr(out, "numpy"):
+                out = out[0]
+            arr = out.numpy()
+        except Exception as exc:  # noqa: BLE001 - any framework exception is a finding
+            raise Rejected(first_line(exc)) from None
+        return arr, str(arr.dtype)
+
+
+class TvmBackend(TvmBase):
+    """Direct Relax operators, compiled with tvm.compile for llvm (cpu) or cuda."""
+
+    name = "tvm"
+    capabilities = Capabilities(
+        padding=("symmetric", "asymmetric"),
+        padding_identities=("same/valid: the explicit (before, after) pairs they resolve to",
+                            "transpose SAME tail (kernel < stride): output_padding"),
+        output_padding="native",
+        gradients="relax.transform.Gradient (conv2d NCHW/OIHW only)",
+    )
+
+    def run_gradients(self, case: Case, inputs: Inputs, dy: np.ndarray, device: str) -> dict[str, Output]:
+        from backends.tvm.gradients import relax_gradients
+
+        return relax_gradients(self, case, inputs, dy, device)
+
+    def build(self, case: Case, device: str) -> tuple[Callable[[], Any], list[str], list[str]]:
+        """An IRModule factory, the translation lines, and the exact-identity notes."""
+        relax = self.relax
+        fn_name, kw, w_shape, bshape, lines, notes = direct_plan(case)
+        out_c = case.out_channels
+
+        def make_mod() -> Any:
+            def tensor(shape: tuple[int, ...]) -> Any:
+                return relax.TensorType(shape=shape, dtype=case.dtype)
+
+            x = relax.Var("x", tensor(case.input_shape))
+            w = relax.Var("w", tensor(w_shape))
+            params = [x, w]
+            bb = relax.BlockBuilder()
+            if case.bias:
+                b = relax.Var("b", tensor((out_c,)))
+                params.append(b)
+            with bb.function("main", params):
+                with bb.dataflow():
+                    y = bb.emit(getattr(relax.op.nn, fn_name)(x, w, **kw))
+                    if case.bias:
+                        y = bb.emit(relax.op.add(y, relax.op.reshape(b, bshape) if not case.channels_last else b))
+                    out = bb.emit_output(y)
+                bb.emit_func_output(out)
+            return bb.get()
+
+        return make_mod, lines, notes
+
+    def run(self, case: Case, inputs: Inputs, device: str) -> Output:
+        make_mod, lines, notes = self.build(case, device)
+        key = self.key(case, device, data_layout=data_layout(case), kernel_layout=kernel_layout(case))
+        vm, how = self.compile_cached(key, device, make_mod)
+        w = relayout(inputs.w, canonical_kernel_layout(case), kernel_layout(case))
+        args = [inputs.x, w] + ([inputs.b] if inputs.b is not None else [])
+        arr, dtype = self.invoke(vm, args, device)
+        lines += [how, "y = relax.VirtualMachine(exe, dev)['main'](x, w" + (", b)" if case.bias else ")")]
+        return Output(arr, dtype, "\n".join(lines), notes=notes)

@@ -1,0 +1,69 @@
+"""TVM via its PyTorch importer: torch.nn module -> torch.export -> from_exported_program.
+
+This is the path that once lost output_padding and mislaid transposed kernel
+layouts, so the importer itself is under test: the module holds the case's weights
+as parameters (the importer bakes them in as constants), and its forward is what a
+user would write. Torch is imported only on a cache miss: a warm run loads the
+compiled library and never exports.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from backends.base import Capabilities, Output, Rejected, first_line
+from backends.torch_module import conv_module, module_plan, to_tensor
+from backends.tvm.cache import array_digest
+from backends.tvm.direct import TvmBase
+from harness.model.case import Case
+from harness.numerics.inputs import Inputs
+
+
+class TvmTorchImportBackend(TvmBase):
+    """torch.nn.ConvNd / ConvTransposeNd, exported and imported into Relax."""
+
+    name = "tvm-torch-import"
+    capabilities = Capabilities(
+        padding=("symmetric", "same (conv, stride 1)", "valid (conv)"),
+        padding_identities=("asymmetric conv: F.pad in forward, then VALID", "same with stride > 1: explicit pads",
+                            "asymmetric transpose: symmetric then slice in forward"),
+        layouts=("channels_first", "channels_last: movedim in forward (exact permutation)"),
+    )
+
+    def plan(self, case: Case) -> tuple[str, dict[str, Any], list | None, list | None, list[str], list[str]]:
+        """Module class, its kwargs, input pad, output crop, translation lines and notes."""
+        cls, args, pre_pad, crop, body, notes = module_plan(case)  # the torch backend's identities
+        lines = [f"m = torch.nn.{cls}(" + ", ".join(f"{k}={v!r}" for k, v in args.items())
+                 + f", dtype=torch.{case.dtype})  # weight/bias = case inputs"]
+        lines += ["forward: " + "; ".join(body),
+                  "mod = from_exported_program(torch.export.export(model, (x,)))"]
+        return cls, args, pre_pad, crop, lines, notes
+
+    def make_module(self, case: Case, inputs: Inputs, cls: str, args: dict[str, Any],
+                    pre_pad: list | None, crop: list | None) -> Any:
+        """Export the module and import it into Relax (torch imported here, on a cache miss)."""
+        import torch
+        from tvm.relax.frontend.torch import from_exported_program
+
+        model = conv_module(case, inputs, cls, args, pre_pad, crop)
+        example = to_tensor(inputs.x)
+        with torch.no_grad():
+            ep = torch.export.export(model, (example,))
+        return from_exported_program(ep, unwrap_unit_return_tuple=True)
+
+    def run(self, case: Case, inputs: Inputs, device: str) -> Output:
+        cls, args, pre_pad, crop, lines, notes = self.plan(case)
+        key = self.key(case, device, weights=array_digest(inputs.w, inputs.b))
+
+        def make_mod() -> Any:
+            try:
+                return self.make_module(case, inputs, cls, args, pre_pad, crop)
+            except Exception as exc:  # noqa: BLE001 - export or import failed: a finding
+                raise Rejected(first_line(exc)) from None
+
+        vm, how = self.compile_cached(key, device, make_mod)
+        arr, dtype = self.invoke(vm, [inputs.x], device)
+        lines += [how, "y = relax.VirtualMachine(exe, dev)['main'](x)"]
+        return Output(np.asarray(arr), dtype, "\n".join(lines), notes=notes)

@@ -1,0 +1,318 @@
+"""`convdiff` command line. Exit status: 0 clean, 1 unexpected findings, 2 bad input or usage."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+from pathlib import Path
+
+from backends.registry import REAL_BACKENDS, UnknownBackend, get_backend, installed_backends, parse_backends
+from harness.commands.extract.command import add_parser as add_extract_parser
+from harness.commands.extract.command import cmd_extract
+from harness.commands.run_outputs import write_run_outputs
+from harness.execution.host import cpu_facts, describe_host
+from harness.execution.progress import Progress
+from harness.execution.records import JsonlSink, Record
+from harness.execution.runner import run_cases
+from harness.judge.drift import format_drift
+from harness.judge.known_issues import KnownIssues, load_known_issues
+from harness.judge.summary import exit_status, format_table
+from harness.judge.verdict import Verdicts
+from harness.model.case import OUTPUTS, Case
+from harness.model.loader import NOT_CASE_FILES, case_files, known_issues_dir, load_cases
+from harness.model.shard import parse_shard, shard
+from harness.model.yamlmap import InputError
+
+DEFAULT_CASES = "cases"
+DEVICES = ("cpu", "cuda")
+
+
+class UsageError(Exception):
+    pass
+
+
+def select_tier(cases: list[Case], tier: str) -> list[Case]:
+    """--tier smoke: smoke cases only; --tier full: all of them."""
+    return [c for c in cases if tier == "full" or c.tier == "smoke"]
+
+
+def with_gradients(cases: list[Case]) -> list[Case]:
+    """--gradients: every case also runs its backward pass (as if it said `gradients: true`)."""
+    return [dataclasses.replace(c, gradients=True) for c in cases]
+
+
+def resolve_targets(backends: list[str], device: str) -> list[tuple[str, str]]:
+    devices = DEVICES if device == "all" else (device,)
+    return [(b, d) for b in backends for d in devices if d in get_backend(b).capabilities.devices]
+
+
+def known_issues_for(paths: list[str]) -> KnownIssues:
+    """The known_issues.yaml nearest at or above the first case file (cases/ by default)."""
+    files = case_files(paths)
+    where = files[0].parent if files else Path(DEFAULT_CASES)
+    return load_known_issues(known_issues_dir(where) / "known_issues.yaml")
+
+
+def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
+    paths = args.cases or [DEFAULT_CASES]
+    all_cases = load_cases(paths)
+    cases = select_tier(all_cases, args.tier)
+    if args.gradients:
+        cases = with_gradients(cases)
+    if args.shard:
+        try:
+            cases = shard(cases, *parse_shard(args.shard))
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    os.environ["CONVDIFF_TF32"] = args.tf32  # read by the CUDA paths of torch and TensorFlow workers
+    known = known_issues_for(paths)
+    try:
+        backends = parse_backends(args.backends) if args.backends else installed_backends()
+    except UnknownBackend as exc:
+        raise UsageError(str(exc)) from None
+    targets = resolve_targets(backends, args.device)
+    if not targets:
+        raise UsageError(f"no backend can run on device '{args.device}'")
+    out = Path(args.out)
+    sink = JsonlSink(out / "results.jsonl")
+    records: list[Record] = []
+    per_target = sum(1 + len(c.gradient_outputs) for c in cases)
+    progress = Progress({f"{b}-{d}": per_target for b, d in targets})
+
+    def collect(rec: Record) -> None:
+        sink(rec)
+        records.append(rec)
+        progress.update(rec.status, f"{rec.backend}-{rec.device}")
+
+    print(f"convdiff: {len(cases)} cases x {len(targets)} targets -> {out}/", file=sys.stderr)
+    try:
+        info = run_cases(cases, targets, collect, Verdicts(known), timeout=args.timeout, jobs=args.jobs)
+    finally:
+        sink.close()
+        progress.close()
+    for target, reason in info.skipped.items():
+        print(f"skipped {target}: {reason}", file=sys.stderr)
+    # Staleness is judged against a whole case directory, never a hand-picked subset.
+    whole = all(Path(p).is_dir() for p in paths)
+    stale = [e.id for e in known.stale(all_cases, list(REAL_BACKENDS))] if whole else []
+    summary = write_run_outputs(out, records, info, argv, known, stale)
+    print(format_table(summary))
+    if summary["drift"]:
+        print("\nnormalized error e = max |err| / (u * scale) by kernel size (theory: e <= 4*sqrt(K)):")
+        print(format_drift(summary["drift"]))
+    for entry_id in summary["stale_known_issues"]:
+        print(f"warning: known issue '{entry_id}' matches no case of the corpus", file=sys.stderr)
+    return exit_status(summary)
+
+
+def cmd_validate(args: argparse.Namespace, argv: list[str]) -> int:
+    total, cases = 0, []
+    for f in case_files(args.paths):
+        if f.name in NOT_CASE_FILES:
+            continue
+        found = load_cases([f])
+        cases += found
+        total += len(found)
+        print(f"{f}: {len(found)} cases ({sum(c.tier == 'smoke' for c in found)} smoke)")
+    known_files = {Path(p) / "known_issues.yaml" if Path(p).is_dir() else Path(p) for p in args.paths}
+    for known in sorted(k for k in known_files if k.name in NOT_CASE_FILES and k.exists()):
+        issues = load_known_issues(known)
+        print(f"{known}: {len(issues.entries)} known issues")
+        for e in issues.stale(cases, list(REAL_BACKENDS)):
+            print(f"warning: known issue '{e.id}' matches no case given", file=sys.stderr)
+    print(f"ok: {total} cases")
+    return 0
+
+
+def jobs_arg(text: str) -> int:
+    """--jobs N or --jobs auto (the cores this process may use, as host facts count them)."""
+    if text == "auto":
+        return int(cpu_facts()["cores"])
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number or 'auto', got '{text}'") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return n
+
+
+def cmd_backends(args: argparse.Namespace, argv: list[str]) -> int:
+    from harness.execution.pool import Worker
+
+    names = parse_backends(args.backends) if args.backends else list(REAL_BACKENDS)
+    if args.probe:
+        from harness.commands.probe.cells import probe_command
+
+        return probe_command(names if args.backends else installed_backends(), args.json)
+    if args.capabilities:
+        from harness.commands.probe.capabilities import capability_table
+
+        print(capability_table(names))
+        return 0
+    print(describe_host())
+    for name in names:
+        backend = get_backend(name)
+        reason = backend.unavailable_reason()
+        if reason:
+            print(f"{name:<30} unavailable: {reason}")
+            continue
+        line, version = [], backend.version()
+        for device in backend.capabilities.devices:
+            w = Worker(name, device)
+            ok = w.ready()
+            facts = ", ".join(f"{k}={v}" for k, v in w.host.items())
+            line.append(f"{device}: {'yes' if ok else w.reason}{f' ({facts})' if ok and facts else ''}")
+            version = w.version if ok else version
+            w.stop()
+        print(f"{name:<30} {version:<16} " + "; ".join(line))
+    return 0
+
+
+def cmd_report(args: argparse.Namespace, argv: list[str]) -> int:
+    from reports.merge import build_report
+
+    missing = [p for p in [*args.results, *([args.baseline] if args.baseline else [])] if not Path(p).exists()]
+    if missing:
+        raise UsageError(f"no such file: {', '.join(missing)}")
+    return build_report([Path(p) for p in args.results], Path(args.out), argv,
+                        Path(args.baseline) if args.baseline else None)
+
+
+def cmd_repro(args: argparse.Namespace, argv: list[str]) -> int:
+    from reports.repro import ReproUnavailable, find_record, script_for
+
+    get_backend(args.backend)  # unknown names are usage errors
+    try:
+        rec = find_record(args.case_id, args.backend, args.device, args.cases or [DEFAULT_CASES], args.results,
+                          args.output)
+        script = script_for(rec)
+    except ReproUnavailable as exc:
+        raise UsageError(str(exc)) from None
+    print(script, end="")
+    print(f"# convdiff: {rec.file}::{rec.case_id} on {rec.backend}-{rec.device}: {rec.status} {rec.message}",
+          file=sys.stderr)
+    return 0
+
+
+def cmd_selftest(args: argparse.Namespace, argv: list[str]) -> int:
+    from harness.commands.selftest import format_selftest, run_selftest
+
+    result = run_selftest(args.cases or [DEFAULT_CASES], timeout=args.timeout, jobs=args.jobs)
+    print(format_selftest(result))
+    return 0 if result.ok else 1
+
+
+def cmd_minimize(args: argparse.Namespace, argv: list[str]) -> int:
+    from harness.commands.minimize import MinimizeError, case_size, find_case, minimize, write_outputs
+
+    get_backend(args.backend)  # unknown names are usage errors
+    try:
+        case = find_case(args.case_id, args.cases or [DEFAULT_CASES])
+        result = minimize(case, args.backend, args.device, timeout=args.timeout, output=args.output)
+    except MinimizeError as exc:
+        raise UsageError(str(exc)) from None
+    rec = result.record
+    print(f"{case.id} on {rec.backend}-{rec.device}: {rec.status}" + (f" ({rec.diagnosis})" if rec.diagnosis else "")
+          + f"; size {case_size(case)} -> {case_size(result.case)} in {result.tried} candidates, {result.seconds:.1f} s")
+    for path in write_outputs(result, Path(args.out)):
+        print(f"wrote {path}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="convdiff", description="Differential conformance testing of convolutions.")
+    sub = p.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run cases on backends and write results, summary and reports")
+    run.add_argument("cases", nargs="*", help="case files or directories (default: cases/)")
+    run.add_argument("--backends", help="comma-separated backend names (default: every installed framework)")
+    run.add_argument("--device", choices=(*DEVICES, "all"), default="cpu")
+    run.add_argument("--tier", choices=("smoke", "full"), default="full")
+    run.add_argument("--out", default="reports/out", help="output directory (default: reports/out)")
+    run.add_argument("--jobs", type=jobs_arg, default=1,
+                     help="parallel lanes, each with its own warm workers; 'auto': one per core this process may use")
+    run.add_argument("--timeout", type=float, default=120.0, help="seconds a single case may take")
+    run.add_argument("--shard", help="i/n: run only shard i of n (deterministic, cost-balanced)")
+    run.add_argument("--tf32", choices=("on", "off"), default="off", help="allow TF32 on CUDA (default off)")
+    run.add_argument("--gradients", action="store_true",
+                     help="also judge grad_input, grad_weight, grad_bias of every case (as if gradients: true)")
+    val = sub.add_parser("validate", help="check case files only")
+    val.add_argument("paths", nargs="+")
+    be = sub.add_parser("backends", help="list backends, versions, devices, and why one is unavailable")
+    be.add_argument("--backends", help="only these backends")
+    be.add_argument("--capabilities", action="store_true", help="print what each adapter supports natively")
+    be.add_argument("--probe", action="store_true",
+                    help="measure it: one tiny case per capability cell (cached per framework version)")
+    be.add_argument("--json", help="with --probe: also write the measured table to this JSON file")
+    rep = sub.add_parser("report", help="merge results.jsonl shards and rebuild summary.json, report.html, junit.xml")
+    rep.add_argument("results", nargs="+", help="results.jsonl files (shards)")
+    rep.add_argument("--out", default="reports/out", help="output directory (default: reports/out)")
+    rep.add_argument("--baseline", help="an earlier summary.json (or its directory): mark findings new / still present / gone")
+    rp = sub.add_parser("repro", help="print a standalone script (NumPy + the framework) reproducing one result")
+    rp.add_argument("case_id", help="case id, or FILE::ID when ids repeat across files")
+    rp.add_argument("--backend", required=True)
+    rp.add_argument("--device", choices=DEVICES, default="cpu")
+    rp.add_argument("--cases", nargs="*", help="case files or directories (default: cases/)")
+    rp.add_argument("--results", help="take the result from this results.jsonl instead of running the case")
+    rp.add_argument("--output", choices=OUTPUTS, default="out", help="which result: out (forward) or a gradient")
+    st = sub.add_parser("selftest", help="run every mutant:* backend over the smoke tier: is each bug class caught and named?")
+    st.add_argument("cases", nargs="*", help="case files or directories (default: cases/)")
+    st.add_argument("--jobs", type=jobs_arg, default=1, help="parallel lanes, each with its own warm workers, or 'auto'")
+    st.add_argument("--timeout", type=float, default=120.0, help="seconds a single case may take")
+    mz = sub.add_parser("minimize", help="shrink a failing case while its status and diagnosis persist")
+    mz.add_argument("case_id", help="case id, or FILE::ID when ids repeat across files")
+    mz.add_argument("--backend", required=True)
+    mz.add_argument("--device", choices=DEVICES, default="cpu")
+    mz.add_argument("--cases", nargs="*", help="case files or directories (default: cases/)")
+    mz.add_argument("--out", default="reports/out/minimized", help="output directory (default: reports/out/minimized)")
+    mz.add_argument("--timeout", type=float, default=120.0, help="seconds a single candidate may take")
+    mz.add_argument("--output", choices=OUTPUTS, default="out", help="the result to keep failing: out or a gradient")
+    sub.add_parser("schema", help="print the JSON Schema of a case file (cases/case.schema.json)")
+    from harness.commands.fuzz.campaign import add_parser as add_fuzz_parser
+
+    add_fuzz_parser(sub)
+    add_extract_parser(sub)
+    return p
+
+
+def cmd_fuzz(args: argparse.Namespace, argv: list[str]) -> int:
+    from harness.commands.fuzz.campaign import FuzzUsage, run_fuzz
+
+    try:
+        return run_fuzz(args, argv)
+    except FuzzUsage as exc:
+        raise UsageError(str(exc)) from None
+
+
+def cmd_schema(args: argparse.Namespace, argv: list[str]) -> int:
+    from harness.model.case_schema import schema_text
+
+    print(schema_text(), end="")
+    return 0
+
+
+COMMANDS = {"run": cmd_run, "validate": cmd_validate, "backends": cmd_backends, "report": cmd_report,
+            "repro": cmd_repro, "selftest": cmd_selftest, "minimize": cmd_minimize, "fuzz": cmd_fuzz,
+            "schema": cmd_schema, "extract": cmd_extract}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args, argv)
+    except InputError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    except (UsageError, UnknownBackend) as exc:
+        print(f"convdiff: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("convdiff: interrupted; results so far are in results.jsonl", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

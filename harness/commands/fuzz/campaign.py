@@ -1,0 +1,215 @@
+"""`convdiff fuzz`: generated cases through the usual pipeline, then the new findings written down.
+
+    configs (fuzz_gen, seeded) --stream--> run_cases (warm workers, oracle, judge, known issues)
+        --> results.jsonl (streamed), fuzz-cases.yaml (every case run, so `convdiff repro` finds them)
+        --> Findings (signatures: known / new, first-seen times)
+        --> new signatures minimized, appended to --write with stubs and .md reports (fuzz_write)
+        --> summary.json (+ its `fuzz` section), report.html, junit.xml (run_outputs, as `convdiff run`)
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from backends.registry import UnknownBackend, get_backend, installed_backends, parse_backends
+from harness.commands.fuzz.findings import Findings, NewSignature, format_findings, signature_text
+from harness.commands.fuzz.gen import generate
+from harness.commands.fuzz.write import (
+    STUB_SUFFIX,
+    append_case,
+    append_stub,
+    case_entry,
+    minimal_summary,
+    report_md,
+    shrink,
+    stub_entry,
+)
+from harness.commands.run_outputs import write_run_outputs
+from harness.execution.records import JsonlSink, Record
+from harness.execution.runner import Lane, RunInfo
+from harness.judge.known_issues import load_known_issues
+from harness.judge.summary import format_table
+from harness.judge.verdict import Verdicts
+from harness.model.case import Case
+
+KNOWN_ISSUES = Path("cases/known_issues.yaml")
+GRADIENT_SHARE = 0.15  # configs with `gradients: true`, where the workers can run the backward pass
+TICK_S = 30.0
+
+
+class FuzzUsage(ValueError):
+    """Bad arguments; the CLI turns it into a usage error."""
+
+
+def add_parser(sub: Any) -> None:
+    fz = sub.add_parser("fuzz", help="generate cases from the schema's space, judge them, write down new findings")
+    fz.add_argument("--backends", help="comma-separated backend names (default: every installed framework)")
+    limit = fz.add_mutually_exclusive_group()
+    limit.add_argument("--time", type=float, help="seconds of generation (default 60 when --cases is not given)")
+    limit.add_argument("--cases", type=int, help="number of generated configs to run")
+    fz.add_argument("--seed", type=int, default=0, help="generator seed: the same seed gives the same configs")
+    fz.add_argument("--out", default="reports/fuzz", help="output directory (default: reports/fuzz)")
+    fz.add_argument("--invalid-rate", type=float, default=0.2, help="share of invalid configurations (default 0.2)")
+    fz.add_argument("--write", help="case file the minimized findings are appended to "
+                                    "(default: cases/found/fuzz-<date>.yaml)")
+    fz.add_argument("--timeout", type=float, default=30.0, help="seconds a single case may take (default 30: configs are tiny)")
+    fz.add_argument("--minimize-budget", type=float, default=300.0,
+                    help="seconds spent minimizing new signatures in all (default 300)")
+
+
+class Source:
+    """The generated cases, stopped by time or count; schema-invalid configs are checked and counted, not run."""
+
+    def __init__(self, args: argparse.Namespace, cases_file: Path) -> None:
+        self.args, self.cases_file = args, cases_file
+        self.start = time.monotonic()
+        self.seconds = args.time if args.time is not None else (1e12 if args.cases else 60.0)
+        self.cases: dict[str, Case] = {}
+        self.kinds: Counter = Counter()
+        self.configs = generate(args.seed, args.invalid_rate, GRADIENT_SHARE, file=cases_file.name)
+
+    def __iter__(self) -> Iterator[Case]:
+        # The clock starts at the first draw, once the workers are up: start-up is not fuzzing time.
+        self.start = time.monotonic()
+        deadline = self.start + self.seconds
+        with open(self.cases_file, "w", encoding="utf-8") as fh:
+            fh.write(f"# convdiff fuzz --seed {self.args.seed}: every generated case that ran\ncases:\n")
+            for cfg in self.configs:
+                if time.monotonic() > deadline or (self.args.cases and len(self.cases) >= self.args.cases):
+                    return
+                self.kinds[f"{cfg.kind}:{cfg.focus}"] += 1
+                if cfg.case is None:
+                    continue  # refused by the schema (checked in fuzz_gen), as the loader would
+                fh.write(f"  - {json.dumps(cfg.fields)}\n")
+                fh.flush()
+                self.cases[cfg.case.id] = cfg.case
+                yield cfg.case
+
+
+def _targets(backends: list[str]) -> list[tuple[str, str]]:
+    return [(b, "cpu") for b in backends if "cpu" in get_backend(b).capabilities.devices]
+
+
+def run_fuzz(args: argparse.Namespace, argv: list[str]) -> int:
+    if (args.cases is not None and args.cases < 1) or (args.time is not None and args.time <= 0):
+        raise FuzzUsage("--cases and --time must be positive")
+    if not 0.0 <= args.invalid_rate <= 1.0:
+        raise FuzzUsage("--invalid-rate must be between 0 and 1")
+    try:
+        backends = parse_backends(args.backends) if args.backends else installed_backends()
+    except UnknownBackend as exc:
+        raise FuzzUsage(str(exc)) from None
+    targets = _targets(backends)
+    if not targets:
+        raise FuzzUsage("no backend can run on the cpu")
+    # Fuzzed configurations rarely come back: TVM's compile cache stores one only on its second sighting.
+    # (for this run's workers only: the variable is put back when they have stopped)
+    cache_write = os.environ.get("CONVDIFF_CACHE_WRITE")
+    os.environ.setdefault("CONVDIFF_CACHE_WRITE", "second")
+    known = load_known_issues(KNOWN_ISSUES)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    sink = JsonlSink(out / "results.jsonl")
+    source = Source(args, out / "fuzz-cases.yaml")
+    records: list[Record] = []
+    findings = Findings()
+    last = [source.start]
+
+    def collect(rec: Record) -> None:
+        sink(rec)
+        records.append(rec)
+        now = time.monotonic()
+        findings.add(rec, now - source.start)
+        if now - last[0] >= TICK_S:
+            last[0] = now
+            stats = Counter(r.status for r in records)
+            print(f"[{now - source.start:5.0f} s] {len(source.cases)} cases, {len(records)} results "
+                  f"({' '.join(f'{k}={v}' for k, v in sorted(stats.items()))}); known issues hit "
+                  f"{len(findings.known)}, new signatures {len(findings.new)}", file=sys.stderr, flush=True)
+
+    limit = f"{args.cases} configs" if args.cases else f"{source.seconds:g} s"
+    print(f"convdiff fuzz: seed {args.seed}, {limit}, {len(targets)} targets -> {out}/", file=sys.stderr)
+    info, lane = RunInfo(), Lane(targets)  # one lane: the 2-core machine is the limit, not the workers
+    try:
+        lane.start(info)
+        for target, reason in info.skipped.items():
+            print(f"skipped {target}: {reason}", file=sys.stderr)
+        try:
+            lane.run(source, args.timeout, Verdicts(known), collect)
+        finally:
+            sink.close()
+        run_s = time.monotonic() - source.start
+        written = write_findings(args, findings, source.cases, info, lane)
+    finally:
+        lane.stop()
+        if cache_write is None:
+            os.environ.pop("CONVDIFF_CACHE_WRITE", None)
+    section = findings.summary([e.id for e in known.entries], written)
+    section.update({"seed": args.seed, "configs": dict(sorted(source.kinds.items())), "cases_run": len(source.cases),
+                    "run_s": round(run_s, 1), "write": args.write or default_write()})
+    summary = write_run_outputs(out, records, info, argv, known, extra={"fuzz": section})
+    print(format_table(summary))
+    print(f"{len(source.cases)} generated cases in {run_s:.0f} s "
+          f"({sum(v for k, v in source.kinds.items() if k.startswith('schema_invalid'))} schema-invalid configs "
+          "refused by the loader, not run)")
+    print(format_findings(section))
+    return 1 if section["new_signatures"] or summary["unexpected"] else 0
+
+
+def default_write() -> str:
+    return f"cases/found/fuzz-{datetime.datetime.now(datetime.UTC).date().isoformat()}.yaml"
+
+
+def write_findings(args: argparse.Namespace, findings: Findings, cases: dict[str, Case], info: RunInfo,
+                   lane: Lane) -> dict[tuple, dict[str, Any]]:
+    """Minimize each new signature's first failure and write case, stub and report; {signature: what was done}."""
+    new: list[NewSignature] = sorted(findings.new.values(), key=lambda n: n.first_s)
+    if not new:
+        return {}
+    print(f"minimizing {len(new)} new signature(s) (budget {args.minimize_budget:g} s)...", file=sys.stderr)
+    firsts = [n.first for n in new]
+    workers = {w.backend: w for w in lane.workers}
+    shrunk = shrink(firsts, cases, workers, args.minimize_budget, max(20.0, args.minimize_budget / len(new)),
+                    args.timeout)
+    minimal = list({s.minimized.case.id: s.minimized.case for s in shrunk.values() if not isinstance(s, str)}.values())
+    # every target's verdict on every minimal case (the reports' "other implementations" table)
+    verdicts: dict[str, list[Record]] = {}
+    if minimal:
+        lane.run(minimal, args.timeout, Verdicts(), lambda r: verdicts.setdefault(r.case_id, []).append(r))
+    path = Path(args.write or default_write())
+    stub = path.with_name(path.name.removesuffix(".yaml") + STUB_SUFFIX)
+    done: dict[tuple, dict[str, Any]] = {}
+    for n in new:
+        key = f"{n.first.case_id}@{n.first.backend}"
+        got = shrunk.get(key)
+        if got is None or isinstance(got, str):
+            done[n.signature] = {"minimize": got or "not minimized"}
+            continue
+        m, payload = got.minimized, got.payload
+        rec = m.record
+        comment = [f"{rec.backend}-{rec.device} {rec.backend_version}: {rec.status}"
+                   + (f", diagnosis {rec.diagnosis}" if rec.diagnosis else ", no diagnosis")
+                   + f"; signature {signature_text(n.signature)}", rec.message or n.first.message]
+        entry = case_entry(m, comment)
+        if append_case(path, entry, m.case.id):
+            append_stub(stub, stub_entry(rec, m.case))
+        others = sorted(verdicts.get(m.case.id, []), key=lambda r: r.backend)
+        own = next((r for r in others if r.backend == rec.backend and r.output == rec.output), None)
+        md = path.with_name(f"{m.case.id}.md")
+        md.write_text(report_md(rec, m.case, entry, payload, [r for r in others if r.output == rec.output],
+                                info.fingerprints.get(f"{rec.backend}-{rec.device}", {}),
+                                info.host_facts.get(f"{rec.backend}-{rec.device}", {}), rec.message),
+                      encoding="utf-8")
+        done[n.signature] = {**minimal_summary(m), "written": str(path), "report": str(md),
+                             "replays": own.status if own else None}
+    return done
+

@@ -1,0 +1,244 @@
+"""pytest plugin: cases/*.yaml become one test item per case x backend x device.
+
+Items run through the same warm, isolated workers as `convdiff run`. Known issues
+are xfail (non-strict: a pass shows as XPASS, "fixed upstream?"); a different
+failing status than the one known still fails.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from backends.registry import UnknownBackend, get_backend, installed_backends, parse_backends
+from harness.execution.host import cpu_facts, merged
+from harness.execution.pool import Worker, stop_all
+from harness.execution.runner import gradient_oracle_for, oracle_for
+from harness.judge.known_issues import KnownIssue, KnownIssues, load_known_issues
+from harness.judge.verdict import judge, judge_case
+from harness.model.case import Case
+from harness.model.loader import NOT_CASE_FILES, known_issues_dir, load_file
+from harness.model.yamlmap import InputError
+from harness.numerics.inputs import make_inputs
+
+ORACLE_CACHE = 8  # items of one case run back to back: a few entries are enough
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    g = parser.getgroup("convdiff")
+    g.addoption("--backends", default=None, help="comma-separated convdiff backends (default: installed frameworks)")
+    g.addoption("--device", default="cpu", choices=("cpu", "cuda", "all"), help="convdiff device(s)")
+    g.addoption("--tier", default="full", choices=("smoke", "full"), help="smoke: smoke cases only")
+    g.addoption("--convdiff-timeout", type=float, default=120.0, help="seconds one case may take")
+    g.addoption("--gradients", action="store_true", help="also judge every case's gradients (as if gradients: true)")
+
+
+class ExpectedDivergence(AssertionError):
+    """Raised when a result has exactly the status its known issue predicts."""
+
+
+class ConvdiffState:
+    """Per pytest process: the warm workers, the oracle cache and the known issues."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        try:
+            self.backends = parse_backends(config.getoption("backends")) if config.getoption("backends") else installed_backends()
+        except UnknownBackend as exc:
+            raise pytest.UsageError(str(exc)) from None
+        device = config.getoption("device")
+        self.devices = ("cpu", "cuda") if device == "all" else (device,)
+        self.tier = config.getoption("tier")
+        self.timeout = config.getoption("convdiff_timeout")
+        self.workers: dict[str, Worker] = {}
+        self.oracles: OrderedDict[str, Any] = OrderedDict()
+        self.gradients = bool(config.getoption("gradients"))
+        # a gradient case's items (out, grad_*) share one worker answer and one gradient oracle
+        self.answers: OrderedDict[tuple[str, str, str], Any] = OrderedDict()
+        self.grad_oracles: OrderedDict[str, Any] = OrderedDict()
+        self.known: dict[Path, KnownIssues] = {}
+        self.collected: dict[Path, list[Case]] = {}  # every case seen, all tiers, per directory
+
+    def known_for(self, d: Path) -> KnownIssues:
+        """The known_issues.yaml of a case directory, loaded once."""
+        if d not in self.known:
+            self.known[d] = load_known_issues(d / "known_issues.yaml")
+        return self.known[d]
+
+    def worker(self, backend: str, device: str) -> Worker:
+        key = f"{backend}-{device}"
+        if key not in self.workers:
+            w = Worker(backend, device)
+            w.ready()
+            self.workers[key] = w
+        return self.workers[key]
+
+    def oracle(self, case: Case) -> tuple[Any, Any]:
+        key = f"{case.file}::{case.id}"
+        if key not in self.oracles:
+            inputs = make_inputs(case)
+            self.oracles[key] = (inputs, oracle_for(case, inputs))
+            while len(self.oracles) > ORACLE_CACHE:
+                self.oracles.popitem(last=False)
+        return self.oracles[key]
+
+    def answer(self, case: Case, worker: Worker, inputs: Any) -> dict[str, Any]:
+        """The worker's payload for a case, run once for all of its items (forward and gradients)."""
+        key = (f"{case.file}::{case.id}", worker.backend, worker.device)
+        if key not in self.answers:
+            worker.submit(case, inputs)
+            self.answers[key] = worker.collect(self.timeout)
+            while len(self.answers) > ORACLE_CACHE:
+                self.answers.popitem(last=False)
+        return self.answers[key]
+
+    def grad_oracle(self, case: Case, inputs: Any) -> dict[str, Any]:
+        key = f"{case.file}::{case.id}"
+        if key not in self.grad_oracles:
+            self.grad_oracles[key] = gradient_oracle_for(case, inputs)
+            while len(self.grad_oracles) > ORACLE_CACHE:
+                self.grad_oracles.popitem(last=False)
+        return self.grad_oracles[key]
+
+    def close(self) -> None:
+        stop_all(list(self.workers.values()))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.stash[STATE] = ConvdiffState(config)
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """Warn about known issues that match no case of the corpus (typo or removed case)."""
+    state = config.stash.get(STATE, None)
+    if state is None:
+        return
+    from backends.registry import REAL_BACKENDS
+
+    for directory, cases in state.collected.items():
+        for entry in state.known_for(directory).stale(cases, list(REAL_BACKENDS)):
+            terminalreporter.write_line(f"warning: known issue '{entry.id}' matches no case in {directory}", yellow=True)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    state = config.stash.get(STATE, None)
+    if state is not None:
+        state.close()
+
+
+STATE = pytest.StashKey[ConvdiffState]()
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    # cases/*.yaml and their subdirectories (cases/models/, cases/found/)
+    in_cases = "cases" in file_path.parent.parts[-2:]
+    if file_path.suffix == ".yaml" and in_cases and file_path.name not in NOT_CASE_FILES:
+        return CaseFile.from_parent(parent, path=file_path)
+    return None
+
+
+class CaseFile(pytest.File):
+    def collect(self):
+        state = self.config.stash[STATE]
+        cases = load_file(self.path)
+        where = known_issues_dir(self.path.parent)  # cases/models/ uses cases/known_issues.yaml
+        known = state.known_for(where)
+        state.collected.setdefault(where, []).extend(cases)
+        for case in cases:
+            if state.tier == "smoke" and case.tier != "smoke":
+                continue
+            if state.gradients and not case.gradients:
+                case = dataclasses.replace(case, gradients=True)
+            for backend in state.backends:
+                adapter = get_backend(backend)
+                for device in state.devices:
+                    if device not in adapter.capabilities.devices:
+                        continue
+                    for output in ("out", *case.gradient_outputs):
+                        suffix = "" if output == "out" else f"-{output}"  # forward ids stay as they were
+                        item = CaseItem.from_parent(self, name=f"{case.id}[{backend}-{device}{suffix}]",
+                                                    case=case, backend=backend, device=device, output=output)
+                        reason = adapter.unavailable_reason()
+                        if reason:
+                            item.add_marker(pytest.mark.skip(reason=reason))
+                        item.known = known.candidates(case, backend, device, output)
+                        item.forward_known = known.candidates(case, backend, device) if output != "out" else []
+                        if item.known and not any(e.host for e in item.known):
+                            item.expect(item.known[0])
+                        yield item
+
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, InputError):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style)
+
+
+class CaseItem(pytest.Item):
+    def __init__(self, *, case: Case, backend: str, device: str, output: str = "out", **kw: Any) -> None:
+        super().__init__(**kw)
+        self.case, self.backend, self.device, self.output = case, backend, device, output
+        self.forward_known: list[KnownIssue] = []  # a gradient item whose forward failed takes these
+        self.known_status: list[str] = []
+        self.known: list[KnownIssue] = []  # entries matching on some host; `host:` ones decided at run time
+        self.record = None
+
+    def expect(self, entry: KnownIssue) -> None:
+        self.add_marker(pytest.mark.xfail(reason=f"{entry.id}: {entry.reason} ({entry.link})",
+                                          raises=ExpectedDivergence, strict=False))
+        self.known_status = entry.status
+
+    def runtest(self) -> None:
+        state = self.config.stash[STATE]
+        worker = state.worker(self.backend, self.device)
+        if worker.reason:
+            pytest.skip(f"{self.backend}-{self.device}: {worker.reason}")
+        if any(e.host for e in self.known):
+            # Host-dependent entries: the worker's live facts decide. pytest reads xfail marks
+            # added during the call when none was there at setup.
+            facts = merged(cpu_facts(), worker.host)
+            entry = next((e for e in self.known if e.host_matches(facts)), None)
+            if entry is not None:
+                self.expect(entry)
+        inputs, oracle = state.oracle(self.case)
+        payload = state.answer(self.case, worker, inputs) if self.case.gradient_outputs else None
+        if payload is None:
+            worker.submit(self.case, inputs)
+            payload = worker.collect(state.timeout)
+        if self.output == "out":
+            rec = judge(self.case, self.backend, worker, payload, oracle, None, inputs)
+        else:
+            recs = judge_case(self.case, self.backend, worker, payload, oracle, None, inputs,
+                              state.grad_oracle(self.case, inputs))
+            rec = next(r for r in recs if r.output == self.output)
+            sub = (payload.get("grads") or {}).get(self.output) or {"inherited": True}
+            if sub.get("inherited") and not self.known_status and self.forward_known:
+                facts = merged(cpu_facts(), worker.host)
+                entry = next((e for e in self.forward_known if e.host_matches(facts)), None)
+                if entry is not None:
+                    self.expect(entry)  # the backward pass never ran: the forward's known issue stands
+        self.record = rec
+        if rec.status == "unsupported":
+            pytest.skip(f"unsupported: {rec.message}")
+        if rec.status != "pass":
+            cls = ExpectedDivergence if rec.status in self.known_status else AssertionError
+            raise cls(rec.status)
+
+    def repr_failure(self, excinfo, style=None):
+        rec = self.record
+        if rec is None or not isinstance(excinfo.value, AssertionError):
+            return super().repr_failure(excinfo, style)
+        lines = [f"{rec.status}: {rec.message}"]
+        if rec.bound_ratio is not None:
+            lines.append(f"max |err| {rec.max_abs_err:.3g}, bound ratio {rec.bound_ratio:.3g}")
+        lines += ["call:", *("    " + ln for ln in rec.translation.splitlines()),
+                  f"case: {self.case.file}:{self.case.line}  seed {self.case.seed}",
+                  f"repro: convdiff repro '{Path(self.case.file).name}::{self.case.id}' --backend {self.backend} --device {self.device}"
+                  + (f" --output {self.output}" if self.output != "out" else "")]
+        return "\n".join(lines)
+
+    def reportinfo(self):
+        what = "" if self.output == "out" else f" ({self.output})"
+        return self.path, self.case.line - 1, f"{self.case.id} on {self.backend}-{self.device}{what}"

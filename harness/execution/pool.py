@@ -1,0 +1,220 @@
+"""Controller side of a worker: start it, send a case, wait with a deadline, survive its death."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from multiprocessing.connection import Connection, wait
+from typing import Any
+
+from harness.model.case import Case
+from harness.numerics.inputs import Inputs
+
+STARTUP_TIMEOUT_S = 300.0  # importing a framework (and a cold CUDA context) can be slow
+
+
+def _death(exitcode: int | None) -> str:
+    if exitcode is None:
+        return "worker stopped answering"
+    if exitcode < 0:
+        try:
+            return f"worker killed by {signal.Signals(-exitcode).name}"
+        except ValueError:
+            return f"worker killed by signal {-exitcode}"
+    return f"worker exited with status {exitcode}"
+
+
+class Worker:
+    """One backend on one device in its own process, restarted after a crash or timeout."""
+
+    def __init__(self, backend: str, device: str) -> None:
+        self.backend, self.device = backend, device
+        self.proc: subprocess.Popen | None = None
+        self.conn: Any = None   # worker -> controller
+        self.send_conn: Any = None  # controller -> worker
+        self.sender: ThreadPoolExecutor | None = None  # writes to send_conn, in order (see _send)
+        self.log: Any = None    # the worker's stderr, kept for crash messages
+        self.reason: str | None = None  # why this backend/device cannot run here
+        self.version = "unknown"
+        self.fingerprint: dict[str, str] = {}
+        self.host: dict[str, Any] = {}   # what the framework decided from the host (Backend.host_facts)
+        self.started_at = 0.0
+        self.inflight: deque[tuple[Case, Inputs]] = deque()
+        self.head_since = 0.0  # when the worker became free for the oldest case in flight
+
+    @property
+    def target(self) -> str:
+        return f"{self.backend}-{self.device}"
+
+    # --- lifecycle -----------------------------------------------------------
+    def launch(self) -> None:
+        """Start the process without waiting for it (start several, then `ready()` each).
+
+        A fresh interpreter (`python -m harness.execution.worker`), not multiprocessing: no fork
+        of a process holding framework threads, no re-import of the caller's __main__.
+        """
+        to_w_r, to_w_w = os.pipe()
+        from_w_r, from_w_w = os.pipe()
+        if self.log is not None:
+            self.log.close()
+        self.log = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the worker; closed in stop()
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "harness.execution.worker", self.backend, self.device, str(to_w_r), str(from_w_w)],
+            pass_fds=(to_w_r, from_w_w), stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
+            env=env, cwd=os.getcwd(),
+        )
+        os.close(to_w_r)
+        os.close(from_w_w)
+        self.conn = Connection(from_w_r, writable=False)
+        self.send_conn = Connection(to_w_w, readable=False)
+        self.sender = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"send-{self.target}")
+        self.started_at = time.monotonic()
+
+    def _last_log_line(self) -> str:
+        if self.log is None:
+            return ""
+        try:
+            self.log.seek(0)
+            lines = [ln.strip() for ln in self.log.read().decode(errors="replace").splitlines() if ln.strip()]
+        except (OSError, ValueError):
+            return ""
+        return f": {lines[-1][:300]}" if lines else ""
+
+    def _exit_code(self) -> int | None:
+        try:
+            return self.proc.wait(2) if self.proc else None
+        except subprocess.TimeoutExpired:
+            return None
+
+    def ready(self) -> bool:
+        """Wait for the worker's hello; False (with `reason`) if it cannot run."""
+        if self.proc is None:
+            self.launch()
+        left = STARTUP_TIMEOUT_S - (time.monotonic() - self.started_at)
+        try:
+            if not wait([self.conn], timeout=max(left, 0.0)):
+                raise EOFError
+            _, info = self.conn.recv()
+        except (EOFError, OSError):
+            if self.proc is not None and self.proc.poll() is None:
+                self.proc.kill()
+            self.reason = f"worker did not start ({_death(self._exit_code())}){self._last_log_line()}"
+            self.kill()
+            return False
+        self.reason, self.version, self.fingerprint = info["reason"], info["version"], info["fingerprint"]
+        self.host = info.get("host", {})
+        if self.reason:
+            self.kill()
+        return self.reason is None
+
+    def _send(self, message: tuple) -> None:
+        """Write one message from the sender thread, in order. The controller must never block on a
+        write: with a large case queued behind one whose large answer the worker is writing, both
+        pipes fill and each side waits for the other (model-sized tensors are megabytes)."""
+        conn = self.send_conn
+
+        def write() -> None:
+            with contextlib.suppress(OSError, ValueError):  # a dead worker shows in collect()
+                conn.send(message)
+
+        if self.sender is not None:
+            self.sender.submit(write)
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+        if self.proc is not None:
+            self.proc.wait()
+        if self.sender is not None:
+            self.sender.shutdown(wait=True, cancel_futures=True)  # its write fails now the worker is gone
+            self.sender = None
+        for c in (self.conn, self.send_conn):
+            if c is not None:
+                c.close()
+        self.proc = self.conn = self.send_conn = None
+
+    def stop(self) -> None:
+        """Ask the worker to exit, and kill it if it lingers (framework teardown can take seconds)."""
+        stop_all([self])
+
+    def _finish_stop(self, deadline: float) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(max(0.0, deadline - time.monotonic()))
+        self.kill()
+        if self.log is not None:
+            self.log.close()
+            self.log = None
+
+    # --- cases in flight ------------------------------------------------------
+    def submit(self, case: Case, inputs: Inputs) -> None:
+        """Queue a case. The worker answers in order, so several may be in flight (pipelining)."""
+        self.inflight.append((case, inputs))
+        if self.proc is not None:
+            self._send(("run", case, inputs))  # if the worker died, collect() reports it and resends the rest
+        if len(self.inflight) == 1:
+            self.head_since = time.monotonic()
+
+    def _died(self, elapsed: float) -> dict[str, Any]:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+        code = self._exit_code()
+        msg = f"{_death(code)} while running this case{self._last_log_line()}"
+        self.kill()
+        return {"status": "crash", "message": msg, "duration_s": elapsed}
+
+    def _restart_and_resend(self) -> str | None:
+        """A fresh worker gets every case still in flight; returns why it could not start."""
+        if not self.ready():
+            return self.reason
+        for case, inputs in self.inflight:
+            self._send(("run", case, inputs))
+        self.head_since = time.monotonic()
+        return None
+
+    def collect(self, timeout: float) -> dict[str, Any]:
+        """The answer for the oldest case in flight, or a crash/timeout payload for it.
+
+        Its clock starts when the worker became free for it (the previous answer), so
+        queued cases are not charged for their predecessors. After a crash or timeout
+        the worker is replaced and the remaining cases are sent again.
+        """
+        if self.proc is None:
+            why = self._restart_and_resend()
+            if why:
+                self.inflight.popleft()
+                return {"status": "crash", "message": f"worker could not be restarted: {why}", "duration_s": 0.0}
+        left = timeout - (time.monotonic() - self.head_since)
+        ready = wait([self.conn], timeout=max(left, 0.0))
+        elapsed = time.monotonic() - self.head_since
+        self.inflight.popleft()
+        if not ready:
+            self.kill()
+            return {"status": "timeout", "message": f"no result after {timeout:g} s; worker killed", "duration_s": elapsed}
+        try:
+            payload = self.conn.recv()[1]
+        except (EOFError, OSError):
+            return self._died(elapsed)
+        self.head_since = time.monotonic()
+        return payload
+
+
+STOP_GRACE_S = 0.2  # for all workers together: teardown is the framework's business, not worth waiting on
+
+
+def stop_all(workers: list[Worker]) -> None:
+    """Ask every worker to exit at once, give them STOP_GRACE_S together, then kill the rest."""
+    for w in workers:
+        if w.proc is not None and w.proc.poll() is None:
+            w._send(("stop",))
+    deadline = time.monotonic() + STOP_GRACE_S
+    for w in workers:
+        w._finish_stop(deadline)

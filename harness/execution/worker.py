@@ -1,0 +1,132 @@
+"""The worker process: one backend on one device, warm across cases.
+
+It imports its framework once, then answers ("run", case, inputs) messages until
+told to stop. It never compares anything: it only reports what the framework did.
+"""
+
+from __future__ import annotations
+
+import queue
+import signal
+import threading
+import time
+import traceback
+from typing import Any
+
+from backends.base import Rejected, Unsupported, first_line
+from backends.registry import get_backend
+from harness.execution.grad_exec import execute_gradients
+from harness.model.case import Case
+from harness.numerics.inputs import Inputs
+
+
+def execute(backend: Any, case: Case, inputs: Inputs, device: str) -> dict[str, Any]:
+    """Run one case; classify what happened without judging the values."""
+    start = time.perf_counter()
+    reason = backend.supports(case, device)
+    if reason:
+        return {"status": "unsupported", "message": reason, "duration_s": 0.0}
+    try:
+        out = backend.run(case, inputs, device)
+    except Unsupported as exc:
+        return {"status": "unsupported", "message": str(exc), "duration_s": time.perf_counter() - start}
+    except Rejected as exc:
+        return {"status": "rejected", "message": str(exc), "duration_s": time.perf_counter() - start}
+    except Exception as exc:  # noqa: BLE001 - an adapter bug must not kill the worker
+        frame = traceback.extract_tb(exc.__traceback__)[-1]
+        where = f" (at {frame.filename.rsplit('/', 1)[-1]}:{frame.lineno})"
+        return {"status": "error", "message": first_line(exc) + where, "duration_s": time.perf_counter() - start}
+    return {
+        "status": "ok", "array": out.array, "dtype": out.dtype, "tf32": out.tf32,
+        "translation": "\n".join([*(f"# exact identity: {n}" for n in out.notes), out.translation]),
+        "duration_s": time.perf_counter() - start,
+    }
+
+
+def plain_facts(facts: dict[str, Any]) -> dict[str, Any]:
+    """Host facts as built-in types only, so the controller can unpickle them without any framework."""
+    def plain(v: Any) -> Any:
+        for t in (bool, int, float):  # bool first: it is an int too
+            if isinstance(v, t):
+                return t(v)
+        return [str(x) for x in v] if isinstance(v, list | tuple) else str(v)
+
+    return {str(k): plain(v) for k, v in facts.items()}
+
+
+def _drain(requests: Any, inbox: queue.Queue) -> None:
+    """Read requests as they arrive. Otherwise, with cases pipelined, the controller can block
+    writing a large request (inputs) while this process blocks writing a large reply (outputs,
+    gradients) that the controller has not come to read yet: both pipes full, a deadlock."""
+    while True:
+        try:
+            msg = requests.recv()
+        except (EOFError, OSError):
+            msg = ("stop",)
+        inbox.put(msg)
+        if msg[0] == "stop":
+            return
+
+
+def worker_main(requests: Any, replies: Any, backend_name: str, device: str) -> None:
+    """Entry point of the worker process."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the controller handles Ctrl-C
+    try:
+        backend = get_backend(backend_name)
+        backend.setup(device)
+        reason = backend.device_reason(device)
+        # Plain str only: a framework's str subclass (torch's TorchVersion) would make the
+        # controller import the framework when it unpickles this message.
+        fp = backend.fingerprint(device) if reason is None else {}
+        info = {"reason": reason, "version": str(backend.version()),
+                "fingerprint": {str(k): str(v) for k, v in fp.items()},
+                "host": plain_facts(backend.host_facts(device)) if reason is None else {}}
+    except Exception as exc:  # noqa: BLE001 - report, do not die silently
+        info = {"reason": f"setup failed: {first_line(exc)}", "version": "unknown", "fingerprint": {}, "host": {}}
+    replies.send(("ready", info))
+    if info["reason"]:
+        return
+    inbox: queue.Queue = queue.Queue()
+    threading.Thread(target=_drain, args=(requests, inbox), daemon=True).start()
+    while True:
+        msg = inbox.get()
+        if msg[0] == "stop":
+            return
+        _, case, inputs = msg
+        result = execute(backend, case, inputs, device)
+        if case.gradient_outputs:  # the backward pass: each gradient classified on its own
+            result["grads"] = execute_gradients(backend, case, inputs, device, result)
+        replies.send(("result", result))
+
+
+def die_with_parent() -> None:
+    """Linux: have the kernel kill this worker when the controller dies, even mid-call (a hung
+    framework never reads the closed pipe). Elsewhere the closed pipe is the only signal."""
+    import ctypes
+    import os
+
+    parent = os.getppid()
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the controller died before prctl took effect
+        os._exit(1)
+
+
+def main(argv: list[str]) -> None:
+    """`python -m harness.execution.worker BACKEND DEVICE READ_FD WRITE_FD` (started by pool.Worker)."""
+    from multiprocessing.connection import Connection
+
+    backend, device, read_fd, write_fd = argv
+    die_with_parent()
+    requests = Connection(int(read_fd), writable=False)
+    replies = Connection(int(write_fd), readable=False)
+    worker_main(requests, replies, backend, device)
+
+
+if __name__ == "__main__":
+    import sys
+
+    main(sys.argv[1:])

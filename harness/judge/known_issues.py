@@ -1,0 +1,224 @@
+"""cases/known_issues.yaml: expected divergences as data, matched by selectors.
+
+Entry fields: id, backend (name, glob or list), device (optional), cases (a
+selector on op, case id, file, tags and canonical parameters), status (one or a
+list), reason, link. A selector value is a scalar (per-dimension parameters match
+when every dimension equals it), a list of alternatives, a glob for strings, or a
+{min, max} range (per-dimension parameters match when any dimension is in range).
+`case` globs treat brackets literally (swept ids contain them); only * and ? are
+wildcards. `when` is an expression over the parameters (see predicate.py), for
+relations a value cannot express. `output` selects what is judged: `out` (the forward
+result, the default when absent), `grad_input`, `grad_weight`, `grad_bias`, a list or a glob
+(`grad_*`, `*`).
+
+`host` selects on host facts (harness/execution/host.py FACTS): the machine's CPU and what the
+target's framework decided from it, read live in its worker, e.g. `host: {tf_onednn:
+false}` or `host: {cpu_flags: {lacks: avx512_bf16}}`. A value is a scalar, a list of
+alternatives, {min, max}, or {has: X} / {lacks: X} for the list-valued cpu_flags. An
+entry with `host` never matches a target that does not report the fact.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.execution.host import FACTS
+from harness.execution.records import STATUSES
+from harness.model.case import Case
+from harness.model.predicate import PredicateError, compile_predicate, evaluate
+from harness.model.schema import CASE_FIELDS
+from harness.model.yamlmap import InputError, LineList, LineMap, load_yaml
+from harness.numerics.bound import accumulation_length
+
+ENTRY_FIELDS = ("id", "backend", "device", "host", "cases", "status", "reason", "link")
+SELECTOR_FIELDS = (*CASE_FIELDS, "file", "case", "when", "output")
+
+
+def _as_list(v: Any) -> list:
+    return list(v) if isinstance(v, list) else [v]
+
+
+def _match_value(want: Any, have: Any) -> bool:
+    if isinstance(want, dict):
+        nums = [x for x in (have if isinstance(have, list) else [have]) for x in (x if isinstance(x, list) else [x])]
+        lo, hi = want.get("min", float("-inf")), want.get("max", float("inf"))
+        return any(isinstance(n, (int, float)) and lo <= n <= hi for n in nums)
+    if isinstance(want, list):
+        return any(_match_value(w, have) for w in want)
+    if isinstance(have, list) and not isinstance(want, list):
+        flat = [x for p in have for x in (p if isinstance(p, list) else [p])]
+        return bool(flat) and all(x == want for x in flat)
+    if isinstance(want, str) and isinstance(have, str):
+        return fnmatch.fnmatchcase(have, want)
+    return want == have
+
+
+def _match_fact(want: Any, have: Any) -> bool:
+    if isinstance(want, dict) and ("has" in want or "lacks" in want):
+        flags = set(have) if isinstance(have, list) else {have}
+        return set(_as_list(want.get("has", []))) <= flags and not set(_as_list(want.get("lacks", []))) & flags
+    if isinstance(have, list):  # a list fact against a scalar: it must contain it
+        return any(_match_fact(want, h) for h in have)
+    return _match_value(want, have)
+
+
+def _literal_glob(text: str, pattern: str) -> bool:
+    """Glob with only * and ? special: case ids carry brackets, which fnmatch would misread."""
+    regex = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
+    return re.fullmatch(regex, text) is not None
+
+
+@dataclass
+class KnownIssue:
+    id: str
+    backend: list[str]
+    device: list[str]
+    cases: dict[str, Any]
+    status: list[str]
+    reason: str
+    link: str
+    when: Any = None  # compiled predicate, or None
+    host: dict[str, Any] = field(default_factory=dict)
+
+    def host_matches(self, facts: dict[str, Any]) -> bool:
+        return all(key in facts and _match_fact(want, facts[key]) for key, want in self.host.items())
+
+    def matches(self, case: Case, backend: str, device: str, host: dict[str, Any] | None = None,
+                output: str | None = "out") -> bool:
+        """`host`: the target's host facts; None means "any host" (collection, the stale check).
+        `output`: what the record judges (out or a gradient); None means "any output"."""
+        if output is not None and not _match_value(self.cases.get("output", "out"), output):
+            return False
+        if not any(fnmatch.fnmatchcase(backend, b) for b in self.backend):
+            return False
+        if self.device and device not in self.device:
+            return False
+        if host is not None and not self.host_matches(host):
+            return False
+        params = case.params()
+        for key, want in self.cases.items():
+            have = {"case": case.id, "file": Path(case.file).name, "tags": None}.get(key, params.get(key))
+            if key in ("when", "output"):
+                continue
+            if key == "case":
+                if not any(_literal_glob(case.id, w) for w in _as_list(want)):
+                    return False
+            elif key == "tags":
+                if not set(_as_list(want)) <= set(case.tags):
+                    return False
+            elif not _match_value(want, have):
+                return False
+        # Last, so value selectors (op: conv3d) can guard it; an expression that fails on
+        # this case (dilation[2] of a 1-D case) simply does not match it.
+        if self.when is not None:
+            try:
+                return evaluate(self.when, {**params, **derived_names(case, output)})
+            except Exception:  # noqa: BLE001 - any evaluation error means "not this case"
+                return False
+        return True
+
+
+def derived_names(case: Case, output: str | None) -> dict[str, Any]:
+    """Names `when` may use beside the parameters, derived from the canonical geometry.
+
+    out_size: the output length per spatial dim; acc_len: K, the most terms summed into one
+    element of what is judged (harness/numerics/bound.py; the forward output when `output` is None).
+    An `expect: invalid` case has no geometry: neither name exists and an expression using
+    one does not match it.
+    """
+    if case.geometry is None:
+        return {}
+    return {"out_size": tuple(case.geometry.out_size), "acc_len": accumulation_length(case, output or "out")}
+
+
+class KnownIssues:
+    def __init__(self, entries: list[KnownIssue]) -> None:
+        self.entries = entries
+
+    def match(self, case: Case, backend: str, device: str, host: dict[str, Any] | None = None,
+              output: str = "out") -> KnownIssue | None:
+        for entry in self.entries:
+            if entry.matches(case, backend, device, host, output):
+                return entry
+        return None
+
+    def candidates(self, case: Case, backend: str, device: str, output: str = "out") -> list[KnownIssue]:
+        """Entries that match on some host: decided for this one once its facts are known."""
+        return [e for e in self.entries if e.matches(case, backend, device, None, output)]
+
+    def stale(self, cases: list[Case], backends: list[str]) -> list[KnownIssue]:
+        """Entries matching no case of the corpus on any backend they name: a typo, or a removed case.
+
+        Judged against the whole corpus, not one run, so a smoke-only run does not cry wolf.
+        """
+        out = []
+        for e in self.entries:
+            names = [b for b in backends if any(fnmatch.fnmatchcase(b, p) for p in e.backend)]
+            devices = e.device or ["cpu", "cuda"]
+            if not any(e.matches(c, b, d, None, None) for c in cases for b in names for d in devices):
+                out.append(e)
+        return out
+
+
+def load_known_issues(path: str | Path) -> KnownIssues:
+    path = str(path)
+    if not Path(path).exists():
+        return KnownIssues([])
+    doc = load_yaml(path)
+    if not isinstance(doc, LineMap) or not isinstance(doc.get("issues", []), list):
+        raise InputError(path, getattr(doc, "line", 1), "issues", "must be a mapping with an 'issues' list")
+    entries: list[KnownIssue] = []
+    raw_list = doc.get("issues") or LineList(1)
+    for raw, line in zip(raw_list, raw_list.lines):
+        if not isinstance(raw, LineMap):
+            raise InputError(path, line, "issues", "each entry must be a mapping")
+        for key in raw:
+            if key not in ENTRY_FIELDS:
+                raise InputError(path, raw.lines[key], key, "unknown field")
+        for key in ("id", "backend", "status", "reason", "link"):
+            if not raw.get(key):
+                raise InputError(path, line, key, "required field is missing")
+        cases = raw.get("cases") or {}
+        if not isinstance(cases, dict):
+            raise InputError(path, raw.lines["cases"], "cases", "must be a mapping (selector)")
+        for key in cases:
+            if key not in SELECTOR_FIELDS:
+                raise InputError(path, cases.lines[key], f"cases.{key}", "unknown selector field")
+        statuses = [str(s) for s in _as_list(raw["status"])]
+        for s in statuses:
+            if s not in STATUSES:
+                raise InputError(path, raw.lines["status"], "status", f"unknown status '{s}'")
+        if any(e.id == raw["id"] for e in entries):
+            raise InputError(path, raw.lines["id"], "id", f"duplicate id '{raw['id']}'")
+        when = None
+        if "when" in cases:
+            try:
+                when = compile_predicate(str(cases["when"]))
+            except PredicateError as exc:
+                raise InputError(path, cases.lines["when"], "cases.when", str(exc)) from None
+        host = _load_host(path, raw)
+        entries.append(KnownIssue(
+            id=str(raw["id"]), backend=[str(b) for b in _as_list(raw["backend"])],
+            device=[str(d) for d in _as_list(raw.get("device") or [])], cases=dict(cases),
+            status=statuses, reason=str(raw["reason"]), link=str(raw["link"]), when=when, host=host,
+        ))
+    return KnownIssues(entries)
+
+
+def _load_host(path: str, raw: LineMap) -> dict[str, Any]:
+    host = raw.get("host")
+    if host is None:
+        return {}
+    if not isinstance(host, dict) or not host:
+        raise InputError(path, raw.lines["host"], "host", "must be a non-empty mapping of host facts")
+    for key, want in host.items():
+        where = host.lines[key] if isinstance(host, LineMap) else raw.lines["host"]
+        if key not in FACTS:
+            raise InputError(path, where, f"host.{key}", f"unknown host fact (known: {', '.join(FACTS)})")
+        if isinstance(want, dict) and not set(want) <= {"has", "lacks", "min", "max"}:
+            raise InputError(path, where, f"host.{key}", "a mapping must use has/lacks or min/max")
+    return dict(host)

@@ -1,0 +1,89 @@
+"""The per-element error bound: the one place where tolerances are decided.
+
+Inputs are exact in the case dtype T (see inputs.py), so all error comes from the
+framework's arithmetic. An output element is a sum of at most K = C_in/groups *
+prod(kernel) products plus the bias. With unit roundoff u of the accumulation
+precision, the classical inner-product bound (Higham, Thm 3.5) gives
+
+    |out - ref| <= gamma(n) * scale,    gamma(n) = n*u / (1 - n*u),   n = K + 2,
+
+where scale = |x| (*) |w| + |b| is the same convolution on absolute values (the
+oracle computes it) and the 2 covers the bias add and one extra rounding.
+
+* float32 / float64: u = u_T (2^-24 / 2^-53).
+* float16 / bfloat16: frameworks accumulate in float32 and round the result to T,
+  possibly before and after the bias: u = 2^-24, plus u_T * (scale + |ref|).
+* TF32 (CUDA): products of inputs rounded to a 10-bit mantissa add 2 * 2^-11 * scale.
+* Integer data whose scale stays below 2^p (p = significand bits of T, at most 24):
+  every partial sum is an exactly representable integer, so the bound is 0.
+* n * (smallest subnormal of T) absorbs underflow in products.
+
+Gradients (harness/numerics/oracle_grad.py) are sums of products too, judged with the same
+formula; only K and the scale change. The scale is the gradient computed on |x|, |w|,
+|dy|, and K is the longest sum behind one element of that gradient:
+
+* grad_input:  C_out/groups * prod(kernel) (dy times w, for a conv and a transposed conv);
+* grad_weight: N * prod(output size) for a conv, N * prod(input size) for a transposed
+  conv (x times dy over the batch and every position): far longer than the forward K;
+* grad_bias:   N * prod(output size) (a plain sum of dy).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from harness.model.case import Case
+from harness.numerics.inputs import NUMPY_DTYPES, SIGNIFICAND_BITS
+
+UNIT_ROUNDOFF = {name: 2.0 ** -SIGNIFICAND_BITS[name] for name in SIGNIFICAND_BITS}
+FLOAT32_U = 2.0**-24
+TF32_U = 2.0**-11
+HALF_TYPES = ("float16", "bfloat16")
+
+
+def _tiny(dtype: str) -> float:
+    import ml_dtypes
+
+    info = ml_dtypes.finfo(NUMPY_DTYPES[dtype]) if dtype == "bfloat16" else np.finfo(NUMPY_DTYPES[dtype])
+    return float(info.smallest_subnormal)
+
+
+def is_exact(case: Case, scale: np.ndarray) -> bool:
+    """Integer data whose every partial sum is representable: no rounding at all."""
+    p = min(SIGNIFICAND_BITS[case.dtype], 24)
+    return case.data == "integers" and (scale.size == 0 or float(scale.max()) <= 2.0**p)
+
+
+def gamma(n: int, u: float) -> float:
+    nu = n * u
+    return nu / (1.0 - nu) if nu < 1.0 else float("inf")
+
+
+def accumulation_length(case: Case, output: str = "out") -> int:
+    """K: the most products (or terms) summed into one element of `output`."""
+    assert case.geometry is not None or output == "out"
+    if output == "out":
+        return case.accumulation_length
+    if output == "grad_input":
+        return (case.out_channels // max(case.groups, 1)) * math.prod(case.kernel_size)
+    positions = case.input_size if output == "grad_weight" and case.transpose else case.geometry.out_size
+    return case.batch * math.prod(positions)
+
+
+def error_bound(case: Case, ref: np.ndarray, scale: np.ndarray, tf32: bool = False,
+                output: str = "out") -> np.ndarray:
+    """Allowed |out - ref| per element of `output` (float64, same shape as ref)."""
+    if is_exact(case, scale):
+        return np.zeros_like(scale)
+    n = accumulation_length(case, output) + 2
+    half = case.dtype in HALF_TYPES
+    u_acc = FLOAT32_U if half else UNIT_ROUNDOFF[case.dtype]
+    allowed = gamma(n, u_acc) * scale
+    if half:
+        allowed += UNIT_ROUNDOFF[case.dtype] * (scale + np.abs(ref))
+    if tf32 and case.dtype == "float32":
+        allowed += 2.0 * TF32_U * scale
+    allowed += n * _tiny(case.dtype)
+    return allowed

@@ -1,0 +1,72 @@
+"""Deterministic inputs from a case's seed, already exact in the case's dtype.
+
+Arrays are stored in the case dtype (bfloat16 via ml_dtypes), so the oracle sees
+exactly the values the framework sees: there is no input rounding to account for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import ml_dtypes
+import numpy as np
+
+from harness.model.case import Case
+
+NUMPY_DTYPES = {
+    "float64": np.dtype(np.float64),
+    "float32": np.dtype(np.float32),
+    "float16": np.dtype(np.float16),
+    "bfloat16": np.dtype(ml_dtypes.bfloat16),
+}
+SIGNIFICAND_BITS = {"float64": 53, "float32": 24, "float16": 11, "bfloat16": 8}
+
+
+@dataclass(frozen=True)
+class Inputs:
+    x: np.ndarray  # in the case layout
+    w: np.ndarray  # canonical weight layout
+    b: np.ndarray | None
+    dy: np.ndarray | None = None  # upstream gradient, output shape in the case layout (case.gradients only)
+
+
+def integer_amplitude(case: Case) -> int:
+    """Largest a <= 3 with K*a*a + a < 2**p: then every partial sum of integers in
+    [-a, a] is exact in the case dtype. Falls back to 1 (the bound then uses rounding)."""
+    p = min(SIGNIFICAND_BITS[case.dtype], 24)
+    k = case.accumulation_length
+    for a in (3, 2, 1):
+        if k * a * a + a < 2**p:
+            return a
+    return 1
+
+
+def _draw(rng: np.random.Generator, kind: str, shape: tuple[int, ...], amplitude: int) -> np.ndarray:
+    if kind == "integers":
+        return rng.integers(-amplitude, amplitude + 1, size=shape).astype(np.float64)
+    if kind == "uniform":
+        return rng.uniform(-1.0, 1.0, size=shape)
+    return rng.standard_normal(shape)
+
+
+def make_inputs(case: Case) -> Inputs:
+    """x, w, b (and dy for a gradient case) from the seed; x and dy are generated channels-first,
+    so both layouts see the same data. dy is drawn last: x, w, b do not depend on `gradients`."""
+    rng = np.random.default_rng(case.seed)
+    dtype = NUMPY_DTYPES[case.dtype]
+    amp = integer_amplitude(case) if case.data == "integers" else 0
+    x = _draw(rng, case.data, (case.batch, case.in_channels, *case.input_size), amp)
+    w = _draw(rng, case.data, case.weight_shape, amp)
+    b = _draw(rng, case.data, (case.out_channels,), amp) if case.bias else None
+    dy = None
+    if case.gradient_outputs and case.geometry is not None:
+        dy = _draw(rng, case.data, (case.batch, case.out_channels, *case.geometry.out_size), amp)
+    if case.channels_last:
+        x = np.moveaxis(x, 1, -1)
+        dy = None if dy is None else np.moveaxis(dy, 1, -1)
+    return Inputs(
+        x=np.ascontiguousarray(x).astype(dtype),
+        w=np.ascontiguousarray(w).astype(dtype),
+        b=None if b is None else b.astype(dtype),
+        dy=None if dy is None else np.ascontiguousarray(dy).astype(dtype),
+    )
