@@ -1,4 +1,4 @@
-"""Case generation for `convdiff fuzz`: Hypothesis strategies over the case schema.
+"""Case generation for `convdiff fuzz`: seeded draws over the case schema.
 
 The value sets come from the schema itself (the `Literal` fields and `ge` bounds of
 `schema.CaseModel`, the padding modes of `case.py`); what this module adds is the
@@ -7,9 +7,11 @@ bias toward the corners where convolution bugs live: one dim of every case is dr
 from a *focus* (L % s != 0, k < s, d > s, odd SAME totals, output_padding at its
 maximum, groups == channels, kernel longer than the input, sizes of 1, long kernels).
 
-Every config is drawn from its own `random.Random(f"{seed}:{index}")` through a
-Hypothesis `ConjectureData`, so the same seed gives the same configs in the same
-order, and each one can be regenerated alone. Each config goes through the loader's
+Every config is drawn from its own `random.Random(f"{seed}:{index}:{attempt}")` (the
+small `Draw` below: integers, choices, weighted choices), so the same seed gives the same
+configs in the same order on every machine, and each one can be regenerated alone.
+Hypothesis is not used here: its public API shrinks failing tests but has no seeded,
+streaming draw, and its internal one changes between releases. Each config goes through the loader's
 own checks (`schema.validate_fields` + `validity.canonical_case`): a config meant to
 be valid that is not, or an invalid one that is, is drawn again.
 """
@@ -20,10 +22,6 @@ import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, get_args
-
-import hypothesis.strategies as st
-from hypothesis.errors import StopTest
-from hypothesis.internal.conjecture.data import ConjectureData
 
 from harness.model.case import PADDING_MODES, Case, op_is_transpose, op_rank
 from harness.model.schema import CaseModel, validate_fields
@@ -74,55 +72,71 @@ class Config:
     focus: str  # the focus (valid), or the invalid class
 
 
-def _weighted(*pairs: tuple[Any, int]) -> st.SearchStrategy:
-    """sampled_from with repeats: the first values come up more often."""
-    return st.sampled_from([v for v, n in pairs for _ in range(n)])
+class Draw:
+    """Seeded draws for one config attempt."""
+
+    def __init__(self, key: str) -> None:
+        self.rnd = random.Random(key)
+
+    def integers(self, lo: int, hi: int) -> int:
+        """Uniform on [lo, hi], both ends included."""
+        return self.rnd.randint(lo, hi)
+
+    def sampled_from(self, values: Any) -> Any:
+        return self.rnd.choice(list(values))
+
+    def booleans(self) -> bool:
+        return self.rnd.random() < 0.5
+
+    def weighted(self, *pairs: tuple[Any, int]) -> Any:
+        """A value of (value, weight) pairs, in proportion to its weight."""
+        return self.rnd.choices([v for v, _ in pairs], weights=[n for _, n in pairs])[0]
 
 
-def _dims(draw: Any, rank: int, transpose: bool, focus: str) -> dict[str, list]:
+def _dims(r: Draw, rank: int, transpose: bool, focus: str) -> dict[str, list]:
     ksz = MAX_KERNEL[rank]
-    L = [draw(st.integers(1, MAX_INPUT[rank])) for _ in range(rank)]
-    k = [draw(st.integers(1, ksz)) for _ in range(rank)]
-    s = [draw(_weighted((1, 3), (2, 3), (3, 1))) for _ in range(rank)]
-    d = [draw(_weighted((1, 5), (2, 2), (3, 1))) for _ in range(rank)]
-    j = draw(st.integers(0, rank - 1))  # the dim the focus shapes
+    L = [r.integers(1, MAX_INPUT[rank]) for _ in range(rank)]
+    k = [r.integers(1, ksz) for _ in range(rank)]
+    s = [r.weighted((1, 3), (2, 3), (3, 1)) for _ in range(rank)]
+    d = [r.weighted((1, 5), (2, 2), (3, 1)) for _ in range(rank)]
+    j = r.integers(0, rank - 1)  # the dim the focus shapes
     if focus == "stride_remainder":
-        s[j] = draw(st.integers(2, 3))
-        L[j] = s[j] * draw(st.integers(0, MAX_INPUT[rank] // s[j] - 1)) + draw(st.integers(1, s[j] - 1))
+        s[j] = r.integers(2, 3)
+        L[j] = s[j] * r.integers(0, MAX_INPUT[rank] // s[j] - 1) + r.integers(1, s[j] - 1)
     elif focus == "short_kernel":
-        s[j], d[j] = draw(st.integers(2, 3)), 1
-        k[j] = draw(st.integers(1, s[j] - 1))
+        s[j], d[j] = r.integers(2, 3), 1
+        k[j] = r.integers(1, s[j] - 1)
     elif focus == "dilation_over_stride":
-        d[j] = draw(st.integers(2, 3))
-        s[j] = draw(st.integers(1, d[j] - 1))
+        d[j] = r.integers(2, 3)
+        s[j] = r.integers(1, d[j] - 1)
     elif focus == "same_odd":  # SAME total odd: conv pads ke - 1 at stride 1; transpose crops ke - s
         d[j] = 1
         if transpose:
-            s[j] = draw(st.integers(1, 2))
-            k[j] = s[j] + 2 * draw(st.integers(0, (ksz - s[j] - 1) // 2)) + 1
+            s[j] = r.integers(1, 2)
+            k[j] = s[j] + 2 * r.integers(0, (ksz - s[j] - 1) // 2) + 1
         else:
-            s[j], k[j] = 1, draw(st.sampled_from([2, 4] if ksz >= 4 else [2]))
+            s[j], k[j] = 1, r.sampled_from([2, 4] if ksz >= 4 else [2])
     elif focus == "kernel_over_input":
-        L[j] = draw(st.integers(1, 3))
-        k[j] = draw(st.integers(L[j] + 1, L[j] + 3))
+        L[j] = r.integers(1, 3)
+        k[j] = r.integers(L[j] + 1, L[j] + 3)
     elif focus == "size_one":
-        L = [1 if draw(st.booleans()) else v for v in L]
-        k = [1 if draw(st.booleans()) else v for v in k]
-        L[j], k[j] = 1, 1 if draw(st.booleans()) else k[j]
+        L = [1 if r.booleans() else v for v in L]
+        k = [1 if r.booleans() else v for v in k]
+        L[j], k[j] = 1, 1 if r.booleans() else k[j]
     elif focus == "long_kernel":
         k[j], d[j] = LONG_KERNEL, 1
-        L[j] = draw(st.integers(1, LONG_KERNEL + 2))
+        L[j] = r.integers(1, LONG_KERNEL + 2)
     elif focus == "outpad_max" and max(s[j], d[j]) < 2:
         s[j] = 2
     return {"input_size": L, "kernel_size": k, "stride": s, "dilation": d, "j": [j]}
 
 
-def _per_dim(draw: Any, values: list[int]) -> int | list[int]:
+def _per_dim(r: Draw, values: list[int]) -> int | list[int]:
     """An int when every dim agrees (sometimes), else one value per dim: both schema forms."""
-    return values[0] if len(set(values)) == 1 and draw(st.booleans()) else list(values)
+    return values[0] if len(set(values)) == 1 and r.booleans() else list(values)
 
 
-def _padding(draw: Any, form: str, dims: dict[str, list], transpose: bool) -> Any:
+def _padding(r: Draw, form: str, dims: dict[str, list], transpose: bool) -> Any:
     if form in PADDING_MODES:
         return form
     reach = [dd * (kk - 1) + 1 for kk, dd in zip(dims["kernel_size"], dims["dilation"])]
@@ -132,121 +146,119 @@ def _padding(draw: Any, form: str, dims: dict[str, list], transpose: bool) -> An
         top = ke - 1 if not transpose else max(min(ke - 1, (n - 1) * s + ke - 1) // 2, 0)
         if not transpose and n < ke:
             low = (ke - n + 1) // 2
-            pairs.append([draw(st.integers(low, max(low, top))) for _ in range(2)])
+            pairs.append([r.integers(low, max(low, top)) for _ in range(2)])
         else:
-            pairs.append([draw(st.integers(0, top)) for _ in range(2)])
+            pairs.append([r.integers(0, top) for _ in range(2)])
     if form == "pairs":
         return pairs
     sym = [p[0] for p in pairs]
     return sym[0] if form == "int" else sym
 
 
-def _channels(draw: Any, focus: str) -> tuple[int, int, int]:
+def _channels(r: Draw, focus: str) -> tuple[int, int, int]:
     cmin = _minimum("in_channels")
     if focus == "depthwise":
-        c = draw(st.integers(max(cmin, 1), 4))
-        return c, c * draw(_weighted((1, 3), (2, 1))), c
-    g = draw(_weighted((_minimum("groups"), 4), (2, 2), (3, 1)))
-    return g * draw(st.integers(cmin, 3)), g * draw(st.integers(cmin, 3)), g
+        c = r.integers(max(cmin, 1), 4)
+        return c, c * r.weighted((1, 3), (2, 1)), c
+    g = r.weighted((_minimum("groups"), 4), (2, 2), (3, 1))
+    return g * r.integers(cmin, 3), g * r.integers(cmin, 3), g
 
 
-@st.composite
-def valid_fields(draw: Any, focus: str | None = None) -> tuple[str, dict[str, Any]]:
+def valid_fields(r: Draw, focus: str | None = None) -> tuple[str, dict[str, Any]]:
     """(focus, one config meant to be a valid convolution in YAML spelling, without id/seed)."""
-    op = draw(st.sampled_from(OPS))
+    op = r.sampled_from(OPS)
     rank, transpose = op_rank(op), op_is_transpose(op)
-    focus = focus or draw(st.sampled_from(FOCI))
-    dims = _dims(draw, rank, transpose, focus)
+    focus = focus or r.sampled_from(FOCI)
+    dims = _dims(r, rank, transpose, focus)
     j = dims.pop("j")[0]
     if focus == "same_odd":
         form = "same"
     elif focus == "outpad_max" and transpose:
-        form = draw(st.sampled_from(PADDING_FORMS[:3]))
+        form = r.sampled_from(PADDING_FORMS[:3])
     elif focus == "kernel_over_input":
-        form = draw(st.sampled_from(("pairs", "per_dim", "same")))
+        form = r.sampled_from(("pairs", "per_dim", "same"))
     else:
-        form = draw(st.sampled_from(PADDING_FORMS))
-    c_in, c_out, groups = _channels(draw, focus)
+        form = r.sampled_from(PADDING_FORMS)
+    c_in, c_out, groups = _channels(r, focus)
     fields: dict[str, Any] = {
-        "op": op, "batch": draw(_weighted((_minimum("batch"), 3), (2, 2), (3, 1))),
+        "op": op, "batch": r.weighted((_minimum("batch"), 3), (2, 2), (3, 1)),
         "in_channels": c_in, "out_channels": c_out, "groups": groups,
-        **{name: _per_dim(draw, v) for name, v in dims.items()},
-        "padding": _padding(draw, form, dims, transpose),
-        "bias": draw(st.booleans()), "layout": draw(st.sampled_from(LAYOUTS)),
-        "dtype": draw(st.sampled_from(DTYPES)), "data": draw(st.sampled_from(DATA_KINDS)),
+        **{name: _per_dim(r, v) for name, v in dims.items()},
+        "padding": _padding(r, form, dims, transpose),
+        "bias": r.booleans(), "layout": r.sampled_from(LAYOUTS),
+        "dtype": r.sampled_from(DTYPES), "data": r.sampled_from(DATA_KINDS),
     }
     if transpose and form not in PADDING_MODES:
         top = [max(s, d) - 1 for s, d in zip(dims["stride"], dims["dilation"])]
-        pads = [draw(st.integers(0, t)) for t in top]
+        pads = [r.integers(0, t) for t in top]
         if focus == "outpad_max":
             pads[j] = top[j]
         if any(pads):
-            fields["output_padding"] = _per_dim(draw, pads)
+            fields["output_padding"] = _per_dim(r, pads)
     return focus, fields
 
 
-def _invalid(draw: Any, cls: str, f: dict[str, Any]) -> dict[str, Any]:
+def _invalid(r: Draw, cls: str, f: dict[str, Any]) -> dict[str, Any]:
     """Turn a valid config into one of INVALID_CLASSES (conv ops have only the first two)."""
     f = dict(f)
     rank, transpose = op_rank(f["op"]), op_is_transpose(f["op"])
     as_list = {k: (v if isinstance(v, list) else [v] * rank) for k, v in f.items()
                if k in ("input_size", "kernel_size", "stride", "dilation")}
-    j = draw(st.integers(0, rank - 1))
+    j = r.integers(0, rank - 1)
     if cls == "kernel_reach" and not transpose:  # the dilated kernel reaches past the padded input
         k = list(as_list["kernel_size"])
-        f["padding"] = draw(st.sampled_from(["valid", 0]))
-        k[j] = (as_list["input_size"][j]) // as_list["dilation"][j] + draw(st.integers(1, 2))
+        f["padding"] = r.sampled_from(["valid", 0])
+        k[j] = (as_list["input_size"][j]) // as_list["dilation"][j] + r.integers(1, 2)
         f["kernel_size"] = k
     elif cls == "kernel_reach":  # the crop removes the whole transposed output
         n, kk, s, d = (as_list[k][j] for k in ("input_size", "kernel_size", "stride", "dilation"))
         full = (n - 1) * s + d * (kk - 1) + 1
         pads = [[0, 0] for _ in range(rank)]
-        pads[j] = [full // 2 + draw(st.integers(0, 1)), full - full // 2]
+        pads[j] = [full // 2 + r.integers(0, 1), full - full // 2]
         f["padding"], f["output_padding"] = pads, 0
     elif cls == "groups_not_dividing":
-        g = draw(st.integers(2, 3))
+        g = r.integers(2, 3)
         f["groups"] = g
         # A transposed conv's weight (C_in, C_out/g, *k) cannot even state an indivisible C_out to a
         # functional API (it reads C_out/g off the weight): only an indivisible C_in is a real test there.
-        name = "in_channels" if transpose else draw(st.sampled_from(("in_channels", "out_channels")))
-        f["in_channels"], f["out_channels"] = g * draw(st.integers(1, 2)), g * draw(st.integers(1, 2))
-        f[name] += draw(st.integers(1, g - 1))
+        name = "in_channels" if transpose else r.sampled_from(("in_channels", "out_channels"))
+        f["in_channels"], f["out_channels"] = g * r.integers(1, 2), g * r.integers(1, 2)
+        f[name] += r.integers(1, g - 1)
     else:  # output_padding_ge_max
         stride = list(as_list["stride"])
         stride[j] = max(stride[j], 1)
         pads = [0] * rank
-        pads[j] = max(stride[j], as_list["dilation"][j]) + draw(st.integers(0, 1))
+        pads[j] = max(stride[j], as_list["dilation"][j]) + r.integers(0, 1)
         f["stride"], f["output_padding"] = stride, pads
         if isinstance(f["padding"], str):
             f["padding"] = 0
     return f
 
 
-def _schema_invalid(draw: Any, cls: str, f: dict[str, Any]) -> dict[str, Any]:
+def _schema_invalid(r: Draw, cls: str, f: dict[str, Any]) -> dict[str, Any]:
     f = dict(f)
-    name = {"stride_zero": "stride", "dilation_zero": "dilation"}.get(cls) or draw(
-        st.sampled_from(("input_size", "kernel_size", "in_channels", "out_channels", "batch")))
-    value = -draw(st.integers(1, 3)) if cls == "negative_size" else 0
+    name = {"stride_zero": "stride", "dilation_zero": "dilation"}.get(cls) or r.sampled_from(
+        ("input_size", "kernel_size", "in_channels", "out_channels", "batch"))
+    value = -r.integers(1, 3) if cls == "negative_size" else 0
     f[name] = value
     return f
 
 
-@st.composite
-def config_fields(draw: Any, kind: str, gradients: bool = False) -> tuple[str, dict[str, Any]]:
+def config_fields(r: Draw, kind: str, gradients: bool = False) -> tuple[str, dict[str, Any]]:
     """(focus or invalid class, fields) for a config of `kind` (valid, invalid, schema_invalid)."""
-    focus, base = draw(valid_fields())
+    focus, base = valid_fields(r)
     if kind == "schema_invalid":
-        cls = draw(st.sampled_from(SCHEMA_INVALID_CLASSES))
-        return cls, {**_schema_invalid(draw, cls, base), "expect": "invalid"}
+        cls = r.sampled_from(SCHEMA_INVALID_CLASSES)
+        return cls, {**_schema_invalid(r, cls, base), "expect": "invalid"}
     if kind == "invalid":
-        cls = draw(st.sampled_from(INVALID_CLASSES if op_is_transpose(base["op"]) else INVALID_CLASSES[:2]))
-        return cls, {**_invalid(draw, cls, base), "expect": "invalid"}
+        cls = r.sampled_from(INVALID_CLASSES if op_is_transpose(base["op"]) else INVALID_CLASSES[:2])
+        return cls, {**_invalid(r, cls, base), "expect": "invalid"}
     return focus, {**base, "gradients": True} if gradients else base
 
 
 def _kind(seed: int, index: int, invalid_rate: float, gradient_share: float) -> tuple[str, bool]:
     """Valid or which invalid kind, and gradients: exact shares, from a plain seeded draw
-    (Hypothesis biases its floats toward the ends of the range)."""
+    kept apart from the config draws, so that the shares hold whatever a config draws."""
     rnd = random.Random(f"{seed}:{index}:kind")
     u, g = rnd.random(), rnd.random()
     if u < invalid_rate:
@@ -277,11 +289,7 @@ def config_at(seed: int, index: int, invalid_rate: float = 0.2, gradient_share: 
     """The index-th config of a seed: the same on every call and every machine."""
     kind, gradients = _kind(seed, index, invalid_rate, gradient_share)
     for attempt in range(MAX_ATTEMPTS):
-        data = ConjectureData(random=random.Random(f"{seed}:{index}:{attempt}"))
-        try:
-            focus, fields = data.draw(config_fields(kind, gradients))
-        except StopTest:
-            continue
+        focus, fields = config_fields(Draw(f"{seed}:{index}:{attempt}"), kind, gradients)
         built = _build(index, seed, kind, focus, fields, file)
         if built is not None:
             return built
