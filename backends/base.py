@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from harness.model.case import DTYPES, LAYOUTS, OPS, Case
+from harness.model.case import DTYPES, EPILOGUE_OPS, LAYOUTS, OPS, Case
 from harness.numerics.inputs import Inputs
 
 HostFact = str | int | float | bool | list[str]
@@ -64,6 +64,7 @@ class Backend:
     distribution: str = ""           # PyPI distribution for the version (default: framework)
     devices: tuple[str, ...] = ("cpu", "cuda")
     test_only: bool = False
+    epilogue_ops: tuple[str, ...] = ()  # the epilogue ops run() applies after the conv (harness.model.case.EPILOGUE_OPS)
 
     def version(self) -> str:
         try:
@@ -98,6 +99,13 @@ class Backend:
 
     def supports(self, case: Case, device: str) -> str | None:
         """None, or the reason this adapter cannot express the case natively."""
+        return None
+
+    def epilogue_reason(self, case: Case) -> str | None:
+        """Why run() cannot apply this case's epilogue (None when it can, or there is none)."""
+        missing = [op for op in dict.fromkeys(case.epilogue) if op not in self.epilogue_ops]
+        if missing:
+            return f"{self.name} does not run the epilogue op(s) {', '.join(missing)} (this adapter applies: {', '.join(self.epilogue_ops) or 'none'})"
         return None
 
     def run(self, case: Case, inputs: Inputs, device: str) -> Output:

@@ -4,6 +4,7 @@ Native: symmetric int padding, 'same' (stride 1) and 'valid' for conv,
 output_padding, dilation, groups, channels_last as a memory format.
 Exact identities (recorded in the result): asymmetric conv padding as F.pad then
 VALID; asymmetric transposed padding as the smaller symmetric padding then a crop.
+An epilogue runs as torch ops after the conv (backends/torch_epilogue.py).
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from backends import torch_epilogue
 from backends.base import Backend, Capabilities, HostFact, Output, Rejected, first_line
-from harness.model.case import Case
+from harness.model.case import EPILOGUE_OPS, Case
 from harness.numerics.inputs import Inputs
 
 TORCH_DTYPES = ("float64", "float32", "float16", "bfloat16")
@@ -41,6 +43,7 @@ def gpu_driver() -> str:
 class TorchBackend(Backend):
     name = "torch"
     framework = "torch"
+    epilogue_ops = EPILOGUE_OPS
     capabilities = Capabilities(
         padding=("symmetric", "same (conv, stride 1)", "valid (conv)"),
         padding_identities=("asymmetric conv: F.pad then VALID", "same with stride > 1: explicit pads",
@@ -149,9 +152,11 @@ class TorchBackend(Backend):
             notes.append("SAME given as explicit padding/output_padding (TF crop rule)")
         return kw, None, crop, notes
 
-    def forward(self, case: Case, x: Any, w: Any, b: Any) -> tuple[Any, list[str], list[str]]:
-        """y in the case layout from tensors x (case layout), w, b; the call as lines, and notes.
-        Framework exceptions propagate (the caller turns them into Rejected)."""
+    def forward(self, case: Case, x: Any, w: Any, b: Any, inputs: Inputs | None = None,
+                device: str = "cpu") -> tuple[Any, list[str], list[str]]:
+        """y in the case layout from tensors x (case layout), w, b, then the epilogue (its constants
+        from `inputs`); the call as lines, and notes. Framework exceptions propagate (the caller
+        turns them into Rejected)."""
         import torch.nn.functional as F
 
         fn_name = f"{case.family}{case.rank}d"
@@ -170,6 +175,12 @@ class TorchBackend(Backend):
         if crop:
             y = y[(slice(None), slice(None), *(slice(cb, y.shape[2 + i] - ca) for i, (cb, ca) in enumerate(crop)))]
             lines.append("y = y[:, :, " + ", ".join(f"{cb}:{-ca or None}" for cb, ca in crop) + "]")
+        if case.epilogue and inputs is not None:
+            consts = {k: self.to_tensor(v, device) for k, v in torch_epilogue.buffers(case, inputs.epilogue).items()}
+            for k, v in torch_epilogue.residuals(case, inputs.epilogue).items():
+                consts[k] = self.to_tensor(v, device).movedim(-1, 1) if case.channels_last else self.to_tensor(v, device)
+            y, more = torch_epilogue.apply(case, y, consts, inputs.epilogue)
+            lines += more
         if case.channels_last:
             y = y.movedim(1, -1)
             lines.append("y = y.movedim(1, -1)")
@@ -182,7 +193,7 @@ class TorchBackend(Backend):
         b = None if inputs.b is None else self.to_tensor(inputs.b, device)
         try:
             with torch.no_grad():
-                y, lines, notes = self.forward(case, x, w, b)
+                y, lines, notes = self.forward(case, x, w, b, inputs, device)
         except Exception as exc:  # noqa: BLE001 - any framework exception is a finding
             raise Rejected(first_line(exc)) from None
         arr, dtype = self.to_numpy(y)

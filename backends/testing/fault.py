@@ -12,7 +12,7 @@ import time
 import numpy as np
 
 from backends.base import Backend, Capabilities, Output
-from harness.model.case import Case
+from harness.model.case import EPILOGUE_OPS, Case
 from harness.numerics.inputs import Inputs
 from harness.numerics.oracle import reference
 
@@ -24,6 +24,7 @@ class FaultBackend(Backend):
     devices = ("cpu",)
     test_only = True
     capabilities = Capabilities(devices=("cpu",))
+    epilogue_ops = EPILOGUE_OPS  # it answers with the oracle's own output
 
     def __init__(self, mode: str) -> None:
         if mode not in FAULT_MODES:
@@ -40,7 +41,7 @@ class FaultBackend(Backend):
             time.sleep(3600)
         if self.mode == "exception":
             raise RuntimeError("injected fault: adapter raised")
-        ref, _ = reference(case, inputs.x, inputs.w, inputs.b)
+        ref = reference(case, inputs.x, inputs.w, inputs.b, inputs.epilogue)[0]
         out = ref.astype(inputs.x.dtype)
         if self.mode == "wrong_shape":
             out = np.concatenate([out, out[..., -1:]], axis=-1)

@@ -18,12 +18,14 @@ from backends.base import Capabilities, Output
 from backends.testing.grad_mutants import GRAD_MUTANTS, mutate_gradients
 from backends.torch_backend import TorchBackend
 from harness.model.case import Case, Geometry, resolve_geometry
+from harness.numerics.epilogue import channel_shape, leading_fold, wrong_axis
 from harness.numerics.inputs import Inputs
 
 MUTANTS = (
     "ignore_output_padding", "zero_fill_output_padding", "conv1d_via_conv2d_bad_axis",
     "swap_transpose_weight_axes", "ignore_groups_in_transpose", "same_padding_extra_before",
     "flip_kernel", "low_precision_accumulation", *GRAD_MUTANTS,
+    "epilogue_dropped", "epilogue_before_bias", "epilogue_fold_wrong_axis",
 )
 
 
@@ -167,3 +169,36 @@ class MutantBackend(TorchBackend):
         out.array, out.dtype = out.array.astype(np.float32), "float32"
         out.translation += "\ny = y.float()"
         return out
+
+    # --- epilogue bugs: what a graph optimizer's fusion or folding gets wrong -------------
+    def _epilogue_dropped(self, case: Case, inputs: Inputs) -> Output | None:
+        if not case.epilogue:
+            return None
+        return self._torch(dataclasses.replace(case, epilogue=()), dataclasses.replace(inputs, epilogue=()),
+                           f"# epilogue {list(case.epilogue)} removed by the pass")
+
+    def _epilogue_before_bias(self, case: Case, inputs: Inputs) -> Output | None:
+        if not case.epilogue or inputs.b is None:
+            return None
+        out = self._torch(dataclasses.replace(case, bias=False), dataclasses.replace(inputs, b=None),
+                          "# the bias add moved to the end of the fused kernel")
+        b = inputs.b.astype(np.float32).reshape(channel_shape(case, out.array.ndim))
+        out.array = (out.array.astype(np.float32) + b).astype(out.array.dtype)
+        out.translation += f"\ny = y + b.view{channel_shape(case, out.array.ndim)}  # mutant:{self.bug}"
+        return out
+
+    def _epilogue_fold_wrong_axis(self, case: Case, inputs: Inputs) -> Output | None:
+        """The leading constant ops folded into w along its input-channel axis (bias folded right)."""
+        fold, axis = leading_fold(case, inputs.epilogue), wrong_axis(case)
+        if fold is None or axis is None:
+            return None
+        n, a, t = fold
+        shape = [1] * inputs.w.ndim
+        shape[axis] = -1
+        w = (inputs.w.astype(np.float64) * a.reshape(shape)).astype(inputs.w.dtype)
+        b0 = np.zeros(case.out_channels) if inputs.b is None else inputs.b.astype(np.float64)
+        b = (a * b0 + t).astype(inputs.w.dtype)
+        folded = dataclasses.replace(case, bias=True, epilogue=case.epilogue[n:])
+        return self._torch(folded, Inputs(inputs.x, w, b, epilogue=inputs.epilogue[n:]),
+                           f"w = w * a.view({shape})  # {list(case.epilogue[:n])} folded along weight axis {axis}",
+                           "b = a * b + t")

@@ -39,7 +39,7 @@ class RunInfo:
 
 
 def oracle_for(case: Case, inputs: Inputs) -> tuple | None:
-    return None if case.geometry is None else reference(case, inputs.x, inputs.w, inputs.b)
+    return None if case.geometry is None else reference(case, inputs.x, inputs.w, inputs.b, inputs.epilogue)
 
 
 def prepare(case: Case) -> Prepared:

@@ -23,7 +23,7 @@ from harness.numerics.inputs import Inputs
 def execute(backend: Any, case: Case, inputs: Inputs, device: str) -> dict[str, Any]:
     """Run one case; classify what happened without judging the values."""
     start = time.perf_counter()
-    reason = backend.supports(case, device)
+    reason = backend.epilogue_reason(case) or backend.supports(case, device)
     if reason:
         return {"status": "unsupported", "message": reason, "duration_s": 0.0}
     try:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import ml_dtypes
 import numpy as np
 
+from harness.judge.diagnosis_epilogue import diagnose_epilogue
 from harness.model.case import Case, Geometry, resolve_geometry
 from harness.numerics.bound import error_bound, gamma
 from harness.numerics.inputs import Inputs
@@ -272,6 +273,11 @@ def diagnose(case: Case, inputs: Inputs, out: np.ndarray, tf32: bool = False,
     out64 = np.asarray(out, dtype=np.float64)
     if not np.all(np.isfinite(out64)):
         return None
+    if case.epilogue:
+        ref, scale, *trace = oracle if oracle is not None else reference(
+            case, inputs.x, inputs.w, inputs.b, inputs.epilogue)
+        return diagnose_epilogue(case, inputs, out64,
+                                 (ref, error_bound(case, ref, scale, tf32, trace=trace[0] if trace else None)))
     can_ref, can_scale = oracle if oracle is not None else reference(case, inputs.x, inputs.w, inputs.b)
     cache = {(id(case), id(inputs.x), id(inputs.w), id(inputs.b)): (can_ref, can_scale, (case, inputs))}
     canonical = (can_ref, can_scale, error_bound(case, can_ref, can_scale, tf32))

@@ -18,6 +18,13 @@ TIERS = ("smoke", "full")
 PADDING_MODES = ("same", "valid")
 GRAD_OUTPUTS = ("grad_input", "grad_weight", "grad_bias")
 OUTPUTS = ("out", *GRAD_OUTPUTS)  # what one record judges: the forward result or one gradient
+# What may follow the conv, applied in order to y = conv(x, w) + b (ARCHITECTURE.md, "Epilogue").
+EPILOGUE_CONSTANTS = ("scale", "divide", "shift", "mul_scalar", "add_scalar", "batch_norm")
+EPILOGUE_ACTIVATIONS = ("relu", "relu6", "leaky_relu", "sigmoid", "tanh", "gelu", "hardswish", "silu", "clamp")
+EPILOGUE_OPS = (*EPILOGUE_CONSTANTS, *EPILOGUE_ACTIVATIONS, "residual")
+LEAKY_SLOPE = 0.1
+CLAMP_RANGE = (-1.0, 1.0)
+BATCH_NORM_EPS = 1e-5
 
 Pairs = tuple[tuple[int, int], ...]
 
@@ -72,6 +79,7 @@ class Case:
     tier: str = "full"
     tags: tuple[str, ...] = ()
     gradients: bool = False  # also judge grad_input, grad_weight (and grad_bias with a bias)
+    epilogue: tuple[str, ...] = ()  # EPILOGUE_OPS applied in order after the bias
     file: str = ""
     line: int = 0
     geometry: Geometry | None = field(default=None, compare=False, repr=False)
@@ -123,8 +131,8 @@ class Case:
     @property
     def gradient_outputs(self) -> tuple[str, ...]:
         """The gradients this case judges: none, or grad_input, grad_weight (and grad_bias with a bias)."""
-        if not self.gradients or self.expect == "invalid":
-            return ()
+        if not self.gradients or self.expect == "invalid" or self.epilogue:
+            return ()  # an epilogue case judges its forward output only (no adjoint of the epilogue yet)
         return GRAD_OUTPUTS if self.bias else GRAD_OUTPUTS[:2]
 
     def params(self) -> dict[str, Any]:

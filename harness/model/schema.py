@@ -10,12 +10,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
-from harness.model.case import DATA_KINDS, DTYPES, LAYOUTS, OPS, PADDING_MODES, TIERS
+from harness.model.case import DATA_KINDS, DTYPES, EPILOGUE_OPS, LAYOUTS, OPS, PADDING_MODES, TIERS
 
 CASE_FIELDS = (
     "id", "op", "batch", "in_channels", "out_channels", "input_size", "kernel_size",
     "stride", "padding", "output_padding", "dilation", "groups", "bias", "layout",
-    "dtype", "data", "seed", "expect", "tier", "tags", "gradients",
+    "dtype", "data", "seed", "expect", "tier", "tags", "gradients", "epilogue",
 )
 
 
@@ -101,6 +101,7 @@ class CaseModel(BaseModel):
     tier: Literal[TIERS] = "full"  # type: ignore[valid-type]
     tags: list[Annotated[str, Field(pattern=r"^\S+$")]] = []
     gradients: bool = False
+    epilogue: list[Literal[EPILOGUE_OPS]] = []  # type: ignore[valid-type]
 
 
 _MESSAGES = {
@@ -155,4 +156,6 @@ def is_schema_default(name: str, value: Any) -> bool:
         return not isinstance(value, str) and not any(v for pair in value for v in pair)
     if name in ("stride", "dilation", "output_padding"):
         return all(v == default for v in value)
+    if isinstance(value, tuple) and isinstance(default, list):  # tags, epilogue: tuples once built
+        return list(value) == default
     return bool(value == default)

@@ -82,7 +82,7 @@ def canonical_case(m: CaseModel, case_id: str, file: str, line: int) -> tuple[Ca
         padding=padding, output_padding=out_pad if transpose else (0,) * rank,
         dilation=dilation, groups=m.groups, bias=m.bias, layout=m.layout, dtype=m.dtype,
         data=m.data, seed=default_seed(case_id) if m.seed is None else m.seed,
-        expect=m.expect, tier=m.tier, tags=tuple(m.tags), gradients=m.gradients, file=file, line=line,
+        expect=m.expect, tier=m.tier, tags=tuple(m.tags), gradients=m.gradients, epilogue=tuple(m.epilogue), file=file, line=line,
         geometry=None if problems else geometry,
     )
     return case, problems

@@ -26,6 +26,26 @@ formula; only K and the scale change. The scale is the gradient computed on |x|,
 * grad_weight: N * prod(output size) for a conv, N * prod(input size) for a transposed
   conv (x times dy over the batch and every position): far longer than the forward K;
 * grad_bias:   N * prod(output size) (a plain sum of dy).
+
+Epilogues (harness/numerics/epilogue.py). The conv's bound E (above, at the conv output z) is
+carried through each op with a magnitude M (M = scale at z: a bound on the sum of absolute
+terms behind the value), with u the unit roundoff of the case dtype T:
+
+* affine ops y = a*v + t (scale, divide, shift, the scalars, batch_norm):
+      E' = |a| E + f u (|a| M + |t|) + u |y|,     M' = |a| M + |t|
+  The f u term is the legitimate difference a fold makes: a compiler may multiply a into
+  the weights and bias (`fl(a*w)`, relative error u per weight, 2u through a reciprocal for
+  divide), so the conv then runs on other weights; f = 2, and 6 for batch_norm, whose a and t
+  take a square root, a division and a product to form. u|y| rounds the op's own result.
+* activations y = f(v): E' = L E + k u (|y| + |v|) + u |y|,   M' = L M + |f(0)|
+  with L the Lipschitz constant of f (relu, relu6, leaky_relu, clamp, tanh 1; sigmoid 1/4;
+  gelu 1.13; silu 1.1; hardswish 1.5), and k = 8 ulps for the transcendental ones (sigmoid,
+  tanh, gelu, silu, hardswish: vectorized approximations, evaluated in float32 for float32,
+  sometimes in T for half types), 0 for the piecewise-linear ones.
+* residual y = v + r: E' = E + u |y|,   M' = M + |r|.
+
+The bound of the output is the last E. An implementation that fuses ops, folds constants,
+keeps float32 between ops or rounds after each does no worse than each term allows.
 """
 
 from __future__ import annotations
@@ -35,12 +55,19 @@ import math
 import numpy as np
 
 from harness.model.case import Case
+from harness.numerics.epilogue import Trace
 from harness.numerics.inputs import NUMPY_DTYPES, SIGNIFICAND_BITS
 
 UNIT_ROUNDOFF = {name: 2.0 ** -SIGNIFICAND_BITS[name] for name in SIGNIFICAND_BITS}
 FLOAT32_U = 2.0**-24
 TF32_U = 2.0**-11
 HALF_TYPES = ("float16", "bfloat16")
+# Activations: Lipschitz constant L, value at 0, and ulps of their own evaluation (k above).
+LIPSCHITZ = {"relu": 1.0, "relu6": 1.0, "leaky_relu": 1.0, "clamp": 1.0, "tanh": 1.0, "sigmoid": 0.25,
+             "gelu": 1.13, "silu": 1.1, "hardswish": 1.5}
+AT_ZERO = {"sigmoid": 0.5}
+TRANSCENDENTAL_ULPS = {"sigmoid": 8.0, "tanh": 8.0, "gelu": 8.0, "silu": 8.0, "hardswish": 8.0}
+FOLD_ULPS = {"batch_norm": 6.0, "divide": 2.0}  # others: 2 (one rounding of a*w, one of a*b + t)
 
 
 def _tiny(dtype: str) -> float:
@@ -73,8 +100,37 @@ def accumulation_length(case: Case, output: str = "out") -> int:
 
 
 def error_bound(case: Case, ref: np.ndarray, scale: np.ndarray, tf32: bool = False,
-                output: str = "out") -> np.ndarray:
-    """Allowed |out - ref| per element of `output` (float64, same shape as ref)."""
+                output: str = "out", trace: Trace | None = None) -> np.ndarray:
+    """Allowed |out - ref| per element of `output` (float64, same shape as ref).
+
+    `trace`: an epilogue case's steps (the oracle's third value); the conv's bound is then
+    taken at the conv output and carried through the epilogue."""
+    if trace is not None and trace.steps:
+        return epilogue_bound(case, trace, conv_bound(case, trace.z, scale, tf32), scale)
+    return conv_bound(case, ref, scale, tf32, output)
+
+
+def epilogue_bound(case: Case, trace: Trace, e: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """The conv's bound `e` at z, with magnitude `m`, carried through each epilogue step."""
+    u = UNIT_ROUNDOFF[case.dtype]
+    for step in trace.steps:
+        y = np.abs(step.y)
+        if step.name in LIPSCHITZ:
+            lip = LIPSCHITZ[step.name]
+            e = lip * e + TRANSCENDENTAL_ULPS.get(step.name, 0.0) * u * (y + np.abs(step.v)) + u * y
+            m = lip * m + AT_ZERO.get(step.name, 0.0)
+        elif step.name == "residual":
+            e, m = e + u * y, m + np.abs(step.t)
+        else:
+            a, t = np.abs(step.a), np.abs(step.t)
+            e = a * e + FOLD_ULPS.get(step.name, 2.0) * u * (a * m + t) + u * y
+            m = a * m + t
+    return np.broadcast_to(e, trace.steps[-1].y.shape).copy()
+
+
+def conv_bound(case: Case, ref: np.ndarray, scale: np.ndarray, tf32: bool = False,
+               output: str = "out") -> np.ndarray:
+    """The conv's own bound (no epilogue), per element of `output`."""
     if is_exact(case, scale):
         return np.zeros_like(scale)
     n = accumulation_length(case, output) + 2

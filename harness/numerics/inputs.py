@@ -12,6 +12,7 @@ import ml_dtypes
 import numpy as np
 
 from harness.model.case import Case
+from harness.numerics.epilogue import Constants, draw_constants
 
 NUMPY_DTYPES = {
     "float64": np.dtype(np.float64),
@@ -28,6 +29,7 @@ class Inputs:
     w: np.ndarray  # canonical weight layout
     b: np.ndarray | None
     dy: np.ndarray | None = None  # upstream gradient, output shape in the case layout (case.gradients only)
+    epilogue: tuple[Constants, ...] = ()  # one mapping of constants per epilogue op (numerics/epilogue.py)
 
 
 def integer_amplitude(case: Case) -> int:
@@ -51,7 +53,8 @@ def _draw(rng: np.random.Generator, kind: str, shape: tuple[int, ...], amplitude
 
 def make_inputs(case: Case) -> Inputs:
     """x, w, b (and dy for a gradient case) from the seed; x and dy are generated channels-first,
-    so both layouts see the same data. dy is drawn last: x, w, b do not depend on `gradients`."""
+    so both layouts see the same data. dy is drawn after x, w, b: they do not depend on `gradients`;
+    the epilogue's constants come last, so a case keeps its x, w, b when an epilogue is added."""
     rng = np.random.default_rng(case.seed)
     dtype = NUMPY_DTYPES[case.dtype]
     amp = integer_amplitude(case) if case.data == "integers" else 0
@@ -64,9 +67,11 @@ def make_inputs(case: Case) -> Inputs:
     if case.channels_last:
         x = np.moveaxis(x, 1, -1)
         dy = None if dy is None else np.moveaxis(dy, 1, -1)
+    epilogue = draw_constants(case, rng, dtype) if case.epilogue and case.geometry is not None else ()
     return Inputs(
         x=np.ascontiguousarray(x).astype(dtype),
         w=np.ascontiguousarray(w).astype(dtype),
         b=None if b is None else b.astype(dtype),
         dy=None if dy is None else np.ascontiguousarray(dy).astype(dtype),
+        epilogue=epilogue,
     )

@@ -15,6 +15,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from harness.model.case import Case
+from harness.numerics.epilogue import Constants, Trace, apply_epilogue
 
 Pads = tuple[tuple[int, int], ...]
 
@@ -103,8 +104,12 @@ def _convolve(case: Case, x: np.ndarray, w: np.ndarray, b: np.ndarray | None) ->
     return y
 
 
-def reference(case: Case, x: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """(output, scale) in float64 and in the case's layout; scale = |x| (*) |w| + |b|."""
+def reference(case: Case, x: np.ndarray, w: np.ndarray, b: np.ndarray | None,
+              epilogue: tuple[Constants, ...] = ()) -> tuple[np.ndarray, np.ndarray] | tuple[np.ndarray, np.ndarray, Trace]:
+    """(output, scale) in float64 and in the case's layout; scale = |x| (*) |w| + |b|.
+
+    With an epilogue (its constants given): (output, scale, trace), the output after the
+    epilogue, the scale still the conv's, and the trace of each step for the bound."""
     x64 = np.asarray(x, dtype=np.float64)
     if case.channels_last:
         x64 = np.moveaxis(x64, -1, 1)
@@ -114,4 +119,8 @@ def reference(case: Case, x: np.ndarray, w: np.ndarray, b: np.ndarray | None) ->
     scale = _convolve(case, np.abs(x64), np.abs(w64), None if b64 is None else np.abs(b64))
     if case.channels_last:
         ref, scale = np.moveaxis(ref, 1, -1), np.moveaxis(scale, 1, -1)
-    return np.ascontiguousarray(ref), np.ascontiguousarray(scale)
+    ref, scale = np.ascontiguousarray(ref), np.ascontiguousarray(scale)
+    if case.epilogue and epilogue:
+        out, trace = apply_epilogue(case, ref, epilogue)
+        return out, scale, trace
+    return ref, scale

@@ -153,11 +153,11 @@ def worst_element(case: Case, rec: Record, payload: dict[str, Any]) -> dict[str,
     if case.geometry is None or payload.get("status") != "ok" or rec.output != "out":
         return None
     inputs = make_inputs(case)
-    ref, scale = reference(case, inputs.x, inputs.w, inputs.b)
+    ref, scale, *trace = reference(case, inputs.x, inputs.w, inputs.b, inputs.epilogue)
     out = np.asarray(payload["array"], dtype=np.float64)
     if out.shape != ref.shape:
         return {"observed_shape": list(out.shape), "expected_shape": list(ref.shape)}
-    bound = error_bound(case, ref, scale, payload.get("tf32", False))
+    bound = error_bound(case, ref, scale, payload.get("tf32", False), trace=trace[0] if trace else None)
     unit = np.maximum(bound, np.finfo(np.float64).tiny)
     with np.errstate(over="ignore", invalid="ignore"):
         ratio = np.where(np.isfinite(out), np.abs(out - ref) / unit, np.inf)
