@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from harness.model.case import DTYPES, EPILOGUE_OPS, LAYOUTS, OPS, Case
+from harness.model.case import DTYPES, LAYOUTS, OPS, Case
 from harness.numerics.inputs import Inputs
 
 HostFact = str | int | float | bool | list[str]

@@ -24,6 +24,12 @@ REAL_BACKENDS: dict[str, str] = {
     "torch-onnx-ort": "backends.onnx.torch_onnx_ort:TorchOnnxOrtBackend",
     "tf2onnx-ort": "backends.onnx.tf2onnx_ort:Tf2OnnxOrtBackend",
     "paddle2onnx-ort": "backends.onnx.paddle2onnx_ort:Paddle2OnnxOrtBackend",
+    # the deployed paths: compiled, graph-mode and inference-engine runs of the conv and its epilogue
+    "torch-inductor": "backends.torch_inductor:TorchInductorBackend",
+    "tensorflow-graph": "backends.tf_graph:TensorFlowGraphBackend",
+    "tf-xla": "backends.tf_graph:TfXlaBackend",
+    "jax-jit": "backends.jax_jit:JaxJitBackend",
+    "paddle-inference": "backends.paddle_inference:PaddleInferenceBackend",
 }
 TEST_PREFIXES = {
     "fault": "backends.testing.fault:FaultBackend",

@@ -1,0 +1,16 @@
+"""jax-jit: being written (issue 24). Until then every case answers unsupported."""
+
+from __future__ import annotations
+
+from backends.base import Backend, Output, Unsupported
+from harness.model.case import Case
+from harness.numerics.inputs import Inputs
+
+
+class JaxJitBackend(Backend):
+    name = "jax-jit"
+    framework = "jax"
+    devices = ("cpu",)
+
+    def run(self, case: Case, inputs: Inputs, device: str) -> Output:
+        raise Unsupported("jax-jit: adapter not written yet")
