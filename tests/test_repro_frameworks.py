@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # (file, case id) -> {backend: the status the harness gives it, and why}
 CHOSEN: dict[tuple[str, str], dict[str, str]] = {
     ("paddle_padding.yaml", "pairs_t1d[layout=channels_first]"): {"tensorflow": "pass"},  # VALID + crop, NC*
-    ("conv3d.yaml", "dtypes[dtype=float16,data=normal]"): {"tensorflow": "mismatch"},  # tf-cpu-half-accumulation
+    ("conv3d.yaml", "dtypes[dtype=float16,data=normal]"): {"tensorflow": "mismatch"},  # tf-cpu-half-accumulation-3d-*
     ("paddle_padding.yaml", "outpad_lt_stride_dilated"): {"tensorflow": "rejected"},  # ...transpose2d-explicit-dilation
     ("paddle_padding.yaml", "pairs_conv1d[layout=channels_last,stride=2]"): {"tensorflow-keras": "pass"},
     ("tf_padding.yaml", "keras_bias_axis_channels_first"): {"tensorflow-keras": "mismatch"},  # keras-bias-add-axis-guess
@@ -35,7 +35,9 @@ CHOSEN: dict[tuple[str, str], dict[str, str]] = {
 BACKENDS = ["tensorflow", "tensorflow-keras", "paddle", "paddle-output-size"]
 # Verdicts that depend on the host: the status above holds only where the known issue's `host:`
 # selector matches this machine's live facts (the harness then records it); elsewhere the case passes.
-HOST_DEPENDENT = {("tf_padding.yaml", "keras_bias_axis_channels_first", "tensorflow-keras"): "keras-bias-add-axis-guess"}
+HOST_DEPENDENT = {("tf_padding.yaml", "keras_bias_axis_channels_first", "tensorflow-keras"): "keras-bias-add-axis-guess",
+                  ("conv3d.yaml", "dtypes[dtype=float16,data=normal]", "tensorflow"): (
+                      "tf-cpu-half-accumulation-3d-without-onednn", "tf-cpu-half-accumulation-3d-without-avx512-fp16")}
 
 
 @pytest.fixture(scope="module")
