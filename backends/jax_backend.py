@@ -14,6 +14,8 @@ flipped, padding read as the forward conv's (PyTorch's meaning). Exact identitie
   Keras (`L*s + max(ke - s, 0)`), the canonical VALID is the full output: zero pads instead.
 No precision override: XLA's default (jax_default_matmul_precision) is part of what is tested.
 float64 needs jax_enable_x64, switched on in the worker only.
+An epilogue runs eagerly after the conv and bias, one jax op dispatched at a time
+(backends/jax_epilogue.py; batch norm written out: core JAX has no inference batch-norm op).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from backends import jax_epilogue
 from backends.base import Backend, Capabilities, HostFact, Output, Rejected, first_line
 from harness.model.case import Case
 from harness.numerics.inputs import NUMPY_DTYPES, Inputs
@@ -157,6 +160,7 @@ def xla_pool_threads() -> int:
 class JaxBackend(Backend):
     name = "jax"
     framework = "jax"
+    epilogue_ops = jax_epilogue.OPS
     capabilities = Capabilities(
         padding=("symmetric", "asymmetric", "same", "valid"),
         padding_identities=("VALID transpose with dilated kernel < stride: explicit zero pads",),
@@ -253,17 +257,32 @@ class JaxBackend(Backend):
         """On CUDA XLA's default precision lets float32 convolutions use TF32 (no override is set)."""
         return device == "cuda" and case.dtype == "float32" and self._precision() not in ("highest", "float32")
 
+    def epilogue(self, case: Case, y: Any, inputs: Inputs, device: str) -> Any:
+        """y after the case's epilogue, each op dispatched eagerly on device arrays."""
+        consts = {k: self._put(v, device) for k, v in jax_epilogue.constants(case, inputs.epilogue).items()}
+        consts.update({k: self._put(v, device) for k, v in jax_epilogue.residuals(case, inputs.epilogue).items()})
+        return jax_epilogue.apply(self.jax, case, y, consts, inputs.epilogue)
+
+    def translation(self, case: Case, plan: LaxCall, inputs: Inputs) -> list[str]:
+        """The conv, bias and epilogue as a user writes them (eagerly, op by op)."""
+        if not case.epilogue:
+            return plan.lines(inputs.b is not None)
+        return [*jax_epilogue.scalar_lines(case, inputs.epilogue), *plan.lines(inputs.b is not None),
+                *jax_epilogue.lines(case)]
+
     def run(self, case: Case, inputs: Inputs, device: str) -> Output:
         plan = lax_call(case)
         x, w, b = (self._put(a, device) for a in (inputs.x, inputs.w, inputs.b))
         try:
             y = self.forward(case, plan, x, w, b)
+            if case.epilogue:
+                y = self.epilogue(case, y, inputs, device)
             arr = np.asarray(y)
         except Exception as exc:  # noqa: BLE001 - any framework exception is a finding
             raise Rejected(first_line(exc)) from None
         finally:
             self.jax.clear_caches()  # cases rarely share shapes: kept executables only grow the worker (GBs)
-        return Output(np.ascontiguousarray(arr), str(y.dtype), "\n".join(plan.lines(b is not None)),
+        return Output(np.ascontiguousarray(arr), str(y.dtype), "\n".join(self.translation(case, plan, inputs)),
                       tf32=self._tf32(case, device), notes=list(plan.notes))
 
     def run_gradients(self, case: Case, inputs: Inputs, dy: np.ndarray, device: str) -> dict[str, Output]:

@@ -39,6 +39,9 @@ def script_for(rec: Record) -> str:
     case = case_of(rec)
     if case.geometry is None:
         raise ReproUnavailable("an `expect: invalid` case has no reference; the repro is the framework call alone")
+    if case.epilogue:
+        raise ReproUnavailable("standalone scripts do not draw an epilogue's constants or apply it in the reference "
+                               "yet; the result's translation shows the calls, and `convdiff minimize` the smallest case")
     if rec.output != "out":  # a gradient: dy, the gradient calls, the reference gradient (reports/repro_grad.py)
         from reports.repro_grad import gradient_part
 

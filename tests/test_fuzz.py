@@ -1,6 +1,7 @@
 """`convdiff fuzz` end to end with mutant backends: each seeded bug is caught, named, minimized and
-written down (case file that loads, known-issue stub that loads, upstream-ready report), while
-plain torch gives no new finding; the outputs are the ones `convdiff run` writes."""
+written down under --out (case file that loads, known-issue stub that loads, upstream-ready report),
+never into the corpus named by --write (a mutant's finding is no divergence), while plain torch gives
+no new finding; the outputs are the ones `convdiff run` writes."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
     out = tmp_path_factory.mktemp("fuzz")
     backends = ",".join(["torch", *(f"mutant:{m}" for m in MUTANTS)])
     status = main(["fuzz", "--backends", backends, "--cases", str(CASES), "--seed", str(SEED), "--out", str(out),
-                   "--write", str(out / "found" / "fuzz-test.yaml"), "--minimize-budget", "40"])
+                   "--write", str(out / "corpus" / "fuzz-test.yaml"), "--minimize-budget", "40"])
     return out, status
 
 
@@ -55,12 +56,13 @@ def test_every_mutant_caught_and_torch_clean(run: tuple[Path, int]) -> None:
 
 def test_findings_written_and_valid(run: tuple[Path, int]) -> None:
     out, _ = run
-    found = out / "found" / "fuzz-test.yaml"
+    assert not (out / "corpus").exists()  # --write takes real backends' findings only
+    found = next((out / "found").glob("fuzz-*.yaml"))
     cases = load_file(found)
     assert cases and all(c.id.endswith("_min") for c in cases)
     text = found.read_text()
     assert text.count("  # mutant:") >= len(cases)  # a comment naming backend, status, diagnosis
-    stub = load_known_issues(found.with_name("fuzz-test.known-issues-stub.yml"))
+    stub = load_known_issues(found.with_name(found.name.removesuffix(".yaml") + ".known-issues-stub.yml"))
     assert {e.status[0] for e in stub.entries} <= {"mismatch", "shape_mismatch", "accepted_invalid", "rejected"}
     section = json.loads((out / "summary.json").read_text())["fuzz"]
     written = [n for n in section["new_signatures"] if "minimal_case" in n]

@@ -128,8 +128,17 @@ def _flag(name: str, plain: Any) -> Callable[[Fields], Iterator[Fields]]:
     return gen
 
 
+def _epilogue(f: Fields) -> Iterator[Fields]:
+    """The epilogue without all of it, then without one op at a time (its constants are drawn anew)."""
+    ops = list(f.get("epilogue") or [])
+    if ops:
+        yield {**f, "epilogue": []}
+    for i in range(len(ops)) if len(ops) > 1 else ():
+        yield {**f, "epilogue": ops[:i] + ops[i + 1:]}
+
+
 SHRINKERS: list[Callable[[Fields], Iterator[Fields]]] = [
-    _scalar("batch", 1), _channels, _per_dim("input_size", 1), _per_dim("kernel_size", 1),
+    _epilogue, _scalar("batch", 1), _channels, _per_dim("input_size", 1), _per_dim("kernel_size", 1),
     _per_dim("stride", 1), _per_dim("dilation", 1), _padding, _per_dim("output_padding", 0), _groups,
     _flag("bias", False), _flag("layout", "channels_first"),
 ]

@@ -43,6 +43,7 @@ from harness.model.case import Case
 
 KNOWN_ISSUES = Path("cases/known_issues.yaml")
 GRADIENT_SHARE = 0.15  # configs with `gradients: true`, where the workers can run the backward pass
+MINIMIZE_SHARE = 0.25  # of a --time budget: the part kept for minimizing new findings
 TICK_S = 30.0
 
 
@@ -54,13 +55,14 @@ def add_parser(sub: Any) -> None:
     fz = sub.add_parser("fuzz", help="generate cases from the schema's space, judge them, write down new findings")
     fz.add_argument("--backends", help="comma-separated backend names (default: every installed framework)")
     limit = fz.add_mutually_exclusive_group()
-    limit.add_argument("--time", type=float, help="seconds of generation (default 60 when --cases is not given)")
+    limit.add_argument("--time", type=float, help="seconds for the whole command after the workers start: generating and "
+                       "judging, then minimizing new findings in at most a quarter of it (default 60 when --cases is not given)")
     limit.add_argument("--cases", type=int, help="number of generated configs to run")
     fz.add_argument("--seed", type=int, default=0, help="generator seed: the same seed gives the same configs")
     fz.add_argument("--out", default="reports/fuzz", help="output directory (default: reports/fuzz)")
     fz.add_argument("--invalid-rate", type=float, default=0.2, help="share of invalid configurations (default 0.2)")
-    fz.add_argument("--write", help="case file the minimized findings are appended to "
-                                    "(default: cases/found/fuzz-<date>.yaml)")
+    fz.add_argument("--write", help="also append the minimized findings of real backends to this case file "
+                                    "(e.g. cases/found/fuzz-<date>.yaml); by default everything stays under --out")
     fz.add_argument("--timeout", type=float, default=30.0, help="seconds a single case may take (default 30: configs are tiny)")
     fz.add_argument("--minimize-budget", type=float, default=300.0,
                     help="seconds spent minimizing new signatures in all (default 300)")
@@ -120,6 +122,9 @@ def run_fuzz(args: argparse.Namespace, argv: list[str]) -> int:
     out.mkdir(parents=True, exist_ok=True)
     sink = JsonlSink(out / "results.jsonl")
     source = Source(args, out / "fuzz-cases.yaml")
+    if args.time is not None:  # one budget for the command: generation stops early enough to minimize
+        args.minimize_budget = min(args.minimize_budget, MINIMIZE_SHARE * args.time)
+        source.seconds = args.time - args.minimize_budget
     records: list[Record] = []
     findings = Findings()
     last = [source.start]
@@ -136,8 +141,9 @@ def run_fuzz(args: argparse.Namespace, argv: list[str]) -> int:
                   f"({' '.join(f'{k}={v}' for k, v in sorted(stats.items()))}); known issues hit "
                   f"{len(findings.known)}, new signatures {len(findings.new)}", file=sys.stderr, flush=True)
 
-    limit = f"{args.cases} configs" if args.cases else f"{source.seconds:g} s"
-    print(f"convdiff fuzz: seed {args.seed}, {limit}, {len(targets)} targets -> {out}/", file=sys.stderr)
+    limit = f"{args.cases} configs" if args.cases else f"{source.seconds:g} s of generating and judging"
+    print(f"convdiff fuzz: seed {args.seed}, {limit}, then up to {args.minimize_budget:g} s minimizing new findings "
+          f"(plus the workers' start-up); {len(targets)} targets -> {out}/", file=sys.stderr)
     info, lane = RunInfo(), Lane(targets)  # one lane: the 2-core machine is the limit, not the workers
     try:
         lane.start(info)
@@ -155,7 +161,7 @@ def run_fuzz(args: argparse.Namespace, argv: list[str]) -> int:
             os.environ.pop("CONVDIFF_CACHE_WRITE", None)
     section = findings.summary([e.id for e in known.entries], written)
     section.update({"seed": args.seed, "configs": dict(sorted(source.kinds.items())), "cases_run": len(source.cases),
-                    "run_s": round(run_s, 1), "write": args.write or default_write()})
+                    "run_s": round(run_s, 1), "write": args.write or str(found_file(out))})
     summary = write_run_outputs(out, records, info, argv, known, extra={"fuzz": section})
     print(format_table(summary))
     print(f"{len(source.cases)} generated cases in {run_s:.0f} s "
@@ -165,8 +171,9 @@ def run_fuzz(args: argparse.Namespace, argv: list[str]) -> int:
     return 1 if section["new_signatures"] or summary["unexpected"] else 0
 
 
-def default_write() -> str:
-    return f"cases/found/fuzz-{datetime.datetime.now(datetime.UTC).date().isoformat()}.yaml"
+def found_file(out: Path) -> Path:
+    """Where minimized findings go when --write is not given: under --out, never the tracked corpus."""
+    return out / "found" / f"fuzz-{datetime.datetime.now(datetime.UTC).date().isoformat()}.yaml"
 
 
 def write_findings(args: argparse.Namespace, findings: Findings, cases: dict[str, Case], info: RunInfo,
@@ -185,8 +192,7 @@ def write_findings(args: argparse.Namespace, findings: Findings, cases: dict[str
     verdicts: dict[str, list[Record]] = {}
     if minimal:
         lane.run(minimal, args.timeout, Verdicts(), lambda r: verdicts.setdefault(r.case_id, []).append(r))
-    path = Path(args.write or default_write())
-    stub = path.with_name(path.name.removesuffix(".yaml") + STUB_SUFFIX)
+    own = found_file(Path(args.out))
     done: dict[tuple, dict[str, Any]] = {}
     for n in new:
         key = f"{n.first.case_id}@{n.first.backend}"
@@ -200,16 +206,19 @@ def write_findings(args: argparse.Namespace, findings: Findings, cases: dict[str
                    + (f", diagnosis {rec.diagnosis}" if rec.diagnosis else ", no diagnosis")
                    + f"; signature {signature_text(n.signature)}", rec.message or n.first.message]
         entry = case_entry(m, comment)
+        # the corpus (--write) takes real backends' findings only: a mutant's or fault's is no divergence
+        path = Path(args.write) if args.write and not get_backend(rec.backend).test_only else own
         if append_case(path, entry, m.case.id):
-            append_stub(stub, stub_entry(rec, m.case))
+            append_stub(path.with_name(path.name.removesuffix(".yaml") + STUB_SUFFIX), stub_entry(rec, m.case))
         others = sorted(verdicts.get(m.case.id, []), key=lambda r: r.backend)
-        own = next((r for r in others if r.backend == rec.backend and r.output == rec.output), None)
-        md = path.with_name(f"{m.case.id}.md")
+        replay = next((r for r in others if r.backend == rec.backend and r.output == rec.output), None)
+        md = own.with_name(f"{m.case.id}.md")
+        md.parent.mkdir(parents=True, exist_ok=True)
         md.write_text(report_md(rec, m.case, entry, payload, [r for r in others if r.output == rec.output],
                                 info.fingerprints.get(f"{rec.backend}-{rec.device}", {}),
                                 info.host_facts.get(f"{rec.backend}-{rec.device}", {}), rec.message),
                       encoding="utf-8")
         done[n.signature] = {**minimal_summary(m), "written": str(path), "report": str(md),
-                             "replays": own.status if own else None}
+                             "replays": replay.status if replay else None}
     return done
 

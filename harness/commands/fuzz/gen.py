@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, get_args
 
-from harness.model.case import PADDING_MODES, Case, op_is_transpose, op_rank
+from harness.model.case import EPILOGUE_CONSTANTS, EPILOGUE_OPS, PADDING_MODES, Case, op_is_transpose, op_rank
 from harness.model.schema import CaseModel, validate_fields
 from harness.model.validity import canonical_case
 
@@ -40,6 +40,7 @@ INVALID_CLASSES = ("kernel_reach", "groups_not_dividing", "output_padding_ge_max
 SCHEMA_INVALID_CLASSES = ("zero_size", "negative_size", "stride_zero", "dilation_zero")
 PADDING_FORMS = ("int", "per_dim", "pairs", *PADDING_MODES)
 MAX_ATTEMPTS = 50
+EPILOGUE_SHARE, EPILOGUE_SHARE_FOLDED = 0.25, 0.45  # about 40% of valid configs in all
 SCHEMA_INVALID_SHARE = 0.2  # of the invalid configs: few, since they only prove the loader refuses them
 
 # Small enough for milliseconds per case on every backend (per rank: input length, kernel length).
@@ -195,7 +196,23 @@ def valid_fields(r: Draw, focus: str | None = None) -> tuple[str, dict[str, Any]
             pads[j] = top[j]
         if any(pads):
             fields["output_padding"] = _per_dim(r, pads)
+    epilogue = _epilogue(r, transpose or groups > 1)
+    if epilogue:
+        fields["epilogue"] = epilogue
     return focus, fields
+
+
+def _epilogue(r: Draw, folded: bool) -> list[str]:
+    """An epilogue for EPILOGUE_SHARE of the configs (more after transposed and grouped convs, where a
+    fold must pick the right weight axis), 1-3 ops, constants first more often than not."""
+    if r.rnd.random() >= (EPILOGUE_SHARE_FOLDED if folded else EPILOGUE_SHARE):
+        return []
+    ops = []
+    if r.rnd.random() < 0.7:
+        ops.append(r.sampled_from(EPILOGUE_CONSTANTS))
+    for _ in range(r.integers(0 if ops else 1, 2)):
+        ops.append(r.sampled_from(EPILOGUE_OPS))
+    return ops
 
 
 def _invalid(r: Draw, cls: str, f: dict[str, Any]) -> dict[str, Any]:
