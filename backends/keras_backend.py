@@ -2,6 +2,7 @@
 
 What people porting models call; its argument checks differ from tf.nn's. Shares the
 TensorFlow plumbing (layouts, identities, dtype handling) with backends/tensorflow_backend.py.
+An epilogue runs as Keras layers after the conv layer, in its data_format (backends/tf_epilogue.py).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from backends.tensorflow_backend import (
     same_pads,
     same_transpose_matches,
 )
+from backends.tf_epilogue import KERAS_EPILOGUE_OPS, Epilogue
 from harness.model.case import Case
 
 
@@ -101,6 +103,7 @@ class KerasBackend(TFBase):
 
     name = "tensorflow-keras"
     distribution = "keras"
+    epilogue_ops = KERAS_EPILOGUE_OPS
     capabilities = Capabilities(
         padding=("same", "valid", "causal (conv1d)"),
         padding_identities=("conv pairs: keras.ops.pad then 'valid'",
@@ -123,7 +126,8 @@ class KerasBackend(TFBase):
             return "keras conv layers: strides > 1 together with dilation_rate > 1 is not supported"
         return None
 
-    def call(self, case: Case, x: Any, w: Any, b: Any, nc: bool) -> tuple[Any, list[str], list[str]]:
+    def call(self, case: Case, x: Any, w: Any, b: Any, nc: bool,
+             epi: Epilogue | None = None) -> tuple[Any, list[str], list[str]]:
         import keras
 
         plan = layer_call(case, nc)
@@ -138,4 +142,7 @@ class KerasBackend(TFBase):
         lines = plan.lines(b is not None, repr(tuple(x.shape)))
         if plan.crop:
             y = crop_output(y, plan.crop, nc)
+        if epi is not None:
+            y, more = epi.apply_keras(y, nc)
+            lines += more
         return y, lines, list(plan.notes)

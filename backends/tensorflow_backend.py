@@ -10,6 +10,7 @@ own CPU kernels raise); grouped conv3d and conv3d_transpose are `unsupported` (T
 filter must have the input's depth), never split into groups.
 Padding: SAME/VALID and conv2d/conv2d_transpose explicit pairs natively; the
 rest by exact identities (pad then VALID; VALID transpose then crop), recorded.
+An epilogue runs as tf ops after the bias, in the call's layout (backends/tf_epilogue.py).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from backends.base import Backend, Capabilities, HostFact, Output, Rejected, Unsupported, first_line
+from backends.tf_epilogue import TF_EPILOGUE_OPS, Epilogue
 from backends.tf_util import NHWC_ONLY, NODE_PREFIX, weight_transpose
 from backends.torch_backend import tf32_requested
 from harness.model.case import Case
@@ -261,12 +263,14 @@ class TFBase(Backend):
             arr = arr.view(ml_dtypes.bfloat16) if arr.dtype.itemsize == 2 else arr.astype(ml_dtypes.bfloat16)
         return np.ascontiguousarray(arr), name
 
-    def call(self, case: Case, x: Any, w: Any, b: Any, nc: bool) -> tuple[Any, list[str], list[str]]:
-        """Run the op with x in N*C (nc False) or NC* (nc True) layout: (y, code lines, notes)."""
+    def call(self, case: Case, x: Any, w: Any, b: Any, nc: bool,
+             epi: Epilogue | None = None) -> tuple[Any, list[str], list[str]]:
+        """Run the op (then the epilogue, if given) with x in N*C (nc False) or NC* (nc True) layout:
+        (y, code lines, notes)."""
         raise NotImplementedError
 
     def layout_call(self, case: Case, x: Any, w: Any, b: Any, device: str,
-                    refused: str = "") -> tuple[Any, list[str], list[str]]:
+                    refused: str = "", epi: Epilogue | None = None) -> tuple[Any, list[str], list[str]]:
         """`call` with x in the case layout: NC* asked for natively first, N*C with transposes around it
         where TF answers "N*C only" (`refused`: it already did, e.g. in the backward pass).
         Framework exceptions propagate."""
@@ -276,7 +280,7 @@ class TFBase(Backend):
         native, refusal = not refused, refused
         if want_nc and native:  # ask TF for NC*; fall back only when it answers "N*C only"
             try:
-                y, lines, more = self.call(case, x, w, b, nc=True)
+                y, lines, more = self.call(case, x, w, b, nc=True, epi=epi)
             except Exception as exc:  # decide here whether it is the layout
                 if not NHWC_ONLY.search(str(exc)):
                     raise
@@ -284,7 +288,7 @@ class TFBase(Backend):
         if not want_nc or not native:
             to_last, back = layout_perms(case.rank)
             xin = tf.transpose(x, to_last) if want_nc else x
-            y, lines, more = self.call(case, xin, w, b, nc=False)
+            y, lines, more = self.call(case, xin, w, b, nc=False, epi=epi)
             if want_nc:
                 y = tf.transpose(y, back)
                 notes.append(f"channels_first: TF on {device} refused the N{'C' + 'DHW'[3 - case.rank:]} call "
@@ -299,8 +303,9 @@ class TFBase(Backend):
             perm, pre_line = weight_transpose(case)
             w = tf.constant(np.ascontiguousarray(np.transpose(inputs.w, perm)))
             b = None if inputs.b is None else tf.constant(inputs.b)
+            epi = self.epilogue(case, inputs)
             try:
-                y, lines, notes = self.layout_call(case, x, w, b, device)
+                y, lines, notes = self.layout_call(case, x, w, b, device, epi=epi)
             except (Unsupported, Rejected):
                 raise
             except Exception as exc:  # noqa: BLE001 - any framework exception is a finding
@@ -309,6 +314,14 @@ class TFBase(Backend):
         tf32 = (device == "cuda" and case.dtype == "float32"
                 and bool(tf.config.experimental.tensor_float_32_execution_enabled()))
         return Output(arr, dtype, "\n".join([pre_line, *lines]), tf32=tf32, notes=notes)
+
+    def epilogue(self, case: Case, inputs: Inputs) -> Epilogue | None:
+        """The case's epilogue with its residuals as tensors (case layout); None without one."""
+        if not case.epilogue:
+            return None
+        res = {f"residual{i}": self.tf.constant(c["r"])
+               for i, (name, c) in enumerate(zip(case.epilogue, inputs.epilogue)) if name == "residual"}
+        return Epilogue(case, inputs.epilogue, res)
 
     def run_gradients(self, case: Case, inputs: Inputs, dy: np.ndarray, device: str) -> dict[str, Output]:
         from backends.tf_gradients import tape_gradients
@@ -329,6 +342,7 @@ class TensorFlowBackend(TFBase):
     """tf.nn.conv{1,2,3}d and tf.nn.conv{1,2,3}d_transpose."""
 
     name = "tensorflow"
+    epilogue_ops = TF_EPILOGUE_OPS
     capabilities = Capabilities(
         padding=("same", "valid", "explicit pairs (conv2d, conv2d_transpose)"),
         padding_identities=("conv1d/3d pairs: tf.pad then VALID",
@@ -350,7 +364,8 @@ class TensorFlowBackend(TFBase):
             return "grouped conv3d: tf.nn.conv3d has no groups (filter in_channels must equal the input's)"
         return None
 
-    def call(self, case: Case, x: Any, w: Any, b: Any, nc: bool) -> tuple[Any, list[str], list[str]]:
+    def call(self, case: Case, x: Any, w: Any, b: Any, nc: bool,
+             epi: Epilogue | None = None) -> tuple[Any, list[str], list[str]]:
         tf = self.tf
         plan = nn_call(case, nc)
         if plan.pad_input is not None:
@@ -367,4 +382,8 @@ class TensorFlowBackend(TFBase):
             y = crop_output(y, plan.crop, nc)
         if b is not None:
             y = tf.nn.bias_add(y, b, data_format=plan.bias_format)
-        return y, plan.lines(b is not None), list(plan.notes)
+        lines = plan.lines(b is not None)
+        if epi is not None:
+            y, more = epi.apply_tf(tf, y, nc)
+            lines += more
+        return y, lines, list(plan.notes)

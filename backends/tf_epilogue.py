@@ -34,13 +34,13 @@ TF_ACTIVATIONS = {  # name -> the call as code (y is the argument)
     "hardswish": "y * tf.nn.relu6(y + 3) / 6  # tf has no hardswish op: its definition",
     "silu": "tf.nn.silu(y)", "clamp": f"tf.clip_by_value(y, {CLAMP_RANGE[0]}, {CLAMP_RANGE[1]})",
 }
-KERAS_LAYERS = {  # name -> the layer as code (a clamp has no layer: keras.ops.clip)
-    "relu": "keras.layers.ReLU()", "relu6": "keras.layers.ReLU(max_value=6.0)",
-    "leaky_relu": f"keras.layers.LeakyReLU(negative_slope={LEAKY_SLOPE})",
-    "sigmoid": "keras.layers.Activation('sigmoid')", "tanh": "keras.layers.Activation('tanh')",
-    "gelu": "keras.layers.Activation('gelu')  # keras.activations.gelu: approximate=False",
-    "hardswish": "keras.layers.Activation('hard_silu')  # x * (relu6(x + 3) / 6)",
-    "silu": "keras.layers.Activation('silu')",
+KERAS_LAYERS = {  # name -> (the layer's class and arguments as code, a comment); a clamp has no layer
+    "relu": ("ReLU(", ""), "relu6": ("ReLU(max_value=6.0, ", ""),
+    "leaky_relu": (f"LeakyReLU(negative_slope={LEAKY_SLOPE}, ", ""),
+    "sigmoid": ("Activation('sigmoid', ", ""), "tanh": ("Activation('tanh', ", ""),
+    "gelu": ("Activation('gelu', ", "  # keras.activations.gelu: approximate=False (erf)"),
+    "hardswish": ("Activation('hard_silu', ", "  # x * (relu6(x + 3) / 6)"),
+    "silu": ("Activation('silu', ", ""),
 }
 
 
@@ -134,8 +134,8 @@ class Epilogue:
             consts = self.constants[i]
             if name in KERAS_LAYERS:
                 y = _keras_layer(keras, name, dtype)(y)
-                lines.append(f"y = {KERAS_LAYERS[name].split('  #')[0][:-1]}, dtype={dtype!r})(y)"
-                             if name != "relu" else f"y = keras.layers.ReLU(dtype={dtype!r})(y)")
+                ctor, comment = KERAS_LAYERS[name]
+                lines.append(f"y = keras.layers.{ctor}dtype={dtype!r})(y){comment}")
             elif name == "clamp":
                 y = keras.ops.clip(y, *CLAMP_RANGE)
                 lines.append(f"y = keras.ops.clip(y, {CLAMP_RANGE[0]}, {CLAMP_RANGE[1]})  # no clip layer")

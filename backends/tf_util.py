@@ -9,9 +9,21 @@ from harness.model.case import Case
 
 NHWC_ONLY = re.compile(r"only supports (the )?N[DHW]*C\b")  # TF refusing an NC* data_format
 NODE_PREFIX = re.compile(r"\{\{function_node [^}]*\}\}\s*")  # TF's op-location prefix, noise in messages
+TRAILER = re.compile(r"\s*(\[\[\{\{node [^]]*\]\]\s*)?(\[Op:[^]]*\])?\s*$")  # graph node and op suffixes
 
 
 def weight_transpose(case: Case) -> tuple[list[int], str]:
     """Permutation of the canonical weight to TF's filter layout, and the line that says it."""
     perm = [*range(2, 2 + case.rank), 1, 0]
     return perm, f"w = tf.transpose(w_canonical, {perm})  # -> (*k, {'O, I' if case.transpose else 'I/g, O'})"
+
+
+def framework_message(exc: BaseException) -> str:
+    """`Type: message` of a TF exception, eager or graph: a graph execution error's own first line
+    ("Graph execution error:") is replaced by the kernel's message after the trace of the node."""
+    text = str(exc).strip()
+    if text.startswith("Graph execution error"):
+        text = text.split("\n\n")[-1]
+    line = text.splitlines()[0] if text else ""
+    line = NODE_PREFIX.sub("", TRAILER.sub("", line)).strip()
+    return f"{type(exc).__name__}: {line}".strip()
