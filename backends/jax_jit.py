@@ -9,7 +9,8 @@ and flipped kernel of a grouped transpose, or 1/sqrt(var + eps)); x and each res
 (XLA may not fold them).
 
 No precision override (XLA's default is what is tested); float64 needs jax_enable_x64, switched on in
-the worker by JaxBackend.setup. No gradient path: the differentiated jit is not written yet.
+the worker by JaxBackend.setup. Gradients: jax.vjp of the conv and bias inside one jax.jit (x, w, b and dy
+are then arguments, not constants).
 """
 
 from __future__ import annotations
@@ -19,10 +20,23 @@ from typing import Any
 import numpy as np
 
 from backends import jax_epilogue
-from backends.base import Capabilities, Output, Rejected, Unsupported, first_line
+from backends.base import Capabilities, Output, Rejected, first_line
 from backends.jax_backend import JaxBackend, LaxCall, lax_call
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
+
+
+def jit_lines(case: Case, plan: LaxCall, bias: bool, scalars: tuple[dict[str, np.ndarray], ...] = ()) -> list[str]:
+    """The jitted function as a user writes it (pure: reports/repro_jax.py uses it too). W, B: the
+    weight and bias as NumPy arrays, closed over; x and each residual are the arguments."""
+    names = list(jax_epilogue.residuals(case, scalars)) if case.epilogue else []
+    args = ", ".join(["x", *names])
+    body = [*plan.lines(bias), *(jax_epilogue.lines(case) if case.epilogue else [])]
+    consts = jax_epilogue.scalar_lines(case, scalars) if case.epilogue else []
+    wb = "w, b = jnp.asarray(W), jnp.asarray(B)" if bias else "w = jnp.asarray(W)"
+    return [*consts, "# W, B and the epilogue's per-channel constants: NumPy arrays closed over (HLO constants)",
+            "@jax.jit", f"def f({args}):", f"    {wb}", *(f"    {ln}" for ln in body), "    return y",
+            f"y = f({args})"]
 
 
 class JaxJitBackend(JaxBackend):
@@ -33,7 +47,7 @@ class JaxJitBackend(JaxBackend):
         padding_identities=("VALID transpose with dilated kernel < stride: explicit zero pads",),
         output_padding="via padding (conv_transpose use_consistent_padding: after-pad reduced by it)",
         groups="conv (feature_group_count); transpose: conv_general_dilated with lhs_dilation",
-        gradients="none",
+        gradients="jax.vjp inside one jax.jit",
     )
 
     def jitted(self, case: Case, plan: LaxCall, inputs: Inputs) -> Any:
@@ -59,14 +73,7 @@ class JaxJitBackend(JaxBackend):
 
     def translation(self, case: Case, plan: LaxCall, inputs: Inputs) -> list[str]:
         """One jitted function over the conv, bias and epilogue; w, b, constants closed over."""
-        names = list(jax_epilogue.residuals(case, inputs.epilogue)) if case.epilogue else []
-        args = ", ".join(["x", *names])
-        body = [*plan.lines(inputs.b is not None), *(jax_epilogue.lines(case) if case.epilogue else [])]
-        scalars = jax_epilogue.scalar_lines(case, inputs.epilogue) if case.epilogue else []
-        wb = "w, b = jnp.asarray(W), jnp.asarray(B)" if inputs.b is not None else "w = jnp.asarray(W)"
-        return [*scalars, "# W, B and the epilogue's per-channel constants: NumPy arrays closed over (HLO constants)",
-                "@jax.jit", f"def f({args}):", f"    {wb}", *(f"    {ln}" for ln in body), "    return y",
-                f"y = f({args})"]
+        return jit_lines(case, plan, inputs.b is not None, inputs.epilogue)
 
     def run(self, case: Case, inputs: Inputs, device: str) -> Output:
         plan = lax_call(case)
@@ -85,5 +92,27 @@ class JaxJitBackend(JaxBackend):
                       tf32=self._tf32(case, device), notes=list(plan.notes))
 
     def run_gradients(self, case: Case, inputs: Inputs, dy: np.ndarray, device: str) -> dict[str, Output]:
-        """Not written: jax-jit judges the forward pass only (capabilities: gradients none)."""
-        raise Unsupported(f"{self.name}: this adapter has no gradient path (capabilities: gradients none)")
+        """jax.vjp of the forward call, pulled back from dy, all inside one jax.jit (x, w[, b], dy arguments:
+        they are what is differentiated, so none is a constant here)."""
+        jax = self.jax
+        plan = lax_call(case)
+        names = ["grad_input", "grad_weight", *(["grad_bias"] if inputs.b is not None else [])]
+        n = len(names)
+
+        def grads(dy_: Any, *leaves: Any) -> Any:
+            _, pullback = jax.vjp(lambda *a: self.forward(case, plan, *a, *([None] * (3 - len(a)))), *leaves)
+            return pullback(dy_)
+
+        leaves = [self._put(a, device) for a in (inputs.x, inputs.w, inputs.b)[:n]]
+        try:
+            out = [np.asarray(g) for g in jax.jit(grads)(self._put(dy, device), *leaves)]
+        except Exception as exc:  # noqa: BLE001 - any framework exception is a finding
+            raise Rejected(first_line(exc)) from None
+        finally:
+            jax.clear_caches()
+        args = ", ".join(("x", "w", "b")[:n])
+        body = [f"def f({args}):", *(f"    {line}" for line in plan.lines(inputs.b is not None)), "    return y",
+                "@jax.jit", f"def grads(dy, {args}):", f"    y, pullback = jax.vjp(f, {args})", "    return pullback(dy)",
+                f"grads = grads(dy, {args})"]
+        return {name: Output(np.ascontiguousarray(g), str(g.dtype), "\n".join(body), tf32=self._tf32(case, device),
+                             notes=list(plan.notes)) for name, g in zip(names, out)}

@@ -10,6 +10,7 @@ from __future__ import annotations
 import textwrap
 
 from backends.jax_backend import lax_call
+from backends.jax_jit import jit_lines
 from harness.execution.records import Record
 from harness.model.case import Case
 from reports.repro_registry import register, require_lines
@@ -29,6 +30,27 @@ def run_framework(x, w, b):
     """The calls convdiff's jax adapter made, on {rec.device} (no precision override, as convdiff)."""
     device = jax.devices("cuda" if DEVICE == "cuda" else "cpu")[0]
     x, w, b = put(x, device), put(w, device), None if b is None else put(b, device)
+{body}
+    return np.asarray(y.astype(jnp.float64)), str(y.dtype)
+'''
+
+
+@register("jax-jit")
+def jax_jit_template(rec: Record, case: Case) -> str:
+    """jax-jit: the conv and bias in one jax.jit, W and B closed over as NumPy arrays (HLO constants)."""
+    plan = lax_call(case)
+    lines = jit_lines(case, plan, case.bias)
+    require_lines(rec, lines)
+    notes = [f"# exact identity: {n}" for n in plan.notes]
+    body = textwrap.indent("\n".join([*notes, *lines]), " " * 4)
+    return JAX_SETUP + f'''
+
+def run_framework(x, w, b):
+    """The jitted function convdiff's jax-jit adapter made, on {rec.device} (no precision override)."""
+    device = jax.devices("cuda" if DEVICE == "cuda" else "cpu")[0]
+    x = put(x, device)
+    W = np.asarray(jnp.asarray(w, dtype=DTYPE))  # NumPy, closed over: XLA sees a constant
+    B = None if b is None else np.asarray(jnp.asarray(b, dtype=DTYPE))
 {body}
     return np.asarray(y.astype(jnp.float64)), str(y.dtype)
 '''

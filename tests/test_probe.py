@@ -44,14 +44,15 @@ def measured() -> dict[str, dict[str, Cell]]:
 
 
 def test_cells_cover_every_op_rank_and_feature() -> None:
-    """The fixed set, checked by hand-derived facts: 18 variants per op, 22 per transposed op."""
-    assert len(CELLS) == 3 * 18 + 3 * 22
+    """The fixed set, checked by hand-derived facts: 22 variants per op, 26 per transposed op."""
+    assert len(CELLS) == 3 * 22 + 3 * 26
     for op in OPS:
         mine = {c.id.removeprefix(op + "_"): c for c in CELLS if c.op == op}
         assert {"pad1", "pad_asym", "same", "valid", "same_s2", "dil2", "groups2", "channels_last",
                 "float64", "float16", "bfloat16", "bias"} <= set(mine)
         assert mine["pad_asym"].padding == ((1, 0),) * mine["pad1"].rank
         assert mine["groups2"].groups == 2 and mine["float16"].dtype == "float16"
+        assert mine["epilogue_bn_act"].epilogue == ("batch_norm", "relu6") and mine["epilogue_affine"].bias
         if op.startswith("conv_transpose"):
             assert mine["outpad1"].output_padding == (1,) * mine["pad1"].rank
             assert mine["same_k1_s2"].geometry is not None and any(mine["same_k1_s2"].geometry.extend)
@@ -77,9 +78,9 @@ def test_declared_reads_the_prose_it_can_decide() -> None:
 def test_declared_and_measured_agree(measured: dict[str, dict[str, Cell]]) -> None:
     disagree = []
     for name, cells in measured.items():
-        caps = get_backend(name).capabilities
+        caps, ops = get_backend(name).capabilities, get_backend(name).epilogue_ops
         for cid, cell in cells.items():
-            said = declared(caps, BY_ID[cid], "cpu")
+            said = declared(caps, BY_ID[cid], "cpu", ops)
             if said is False and cell.result != "unsupported":
                 disagree.append(f"{name} {cid}: --capabilities says no, --probe measured {cell.result}")
             if said is True and cell.result == "unsupported":

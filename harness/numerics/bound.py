@@ -33,6 +33,8 @@ terms behind the value), with u the unit roundoff of the case dtype T:
 
 * affine ops y = a*v + t (scale, divide, shift, the scalars, batch_norm):
       E' = |a| E + f u (|a| M + |t|) + u |y|,     M' = |a| M + |t|
+  (for batch_norm |t| stands for |a*mean| + |beta|: t = beta - mean*a may cancel, the terms
+  an implementation forms it from do not)
   The f u term is the legitimate difference a fold makes: a compiler may multiply a into
   the weights and bias (`fl(a*w)`, relative error u per weight, 2u through a reciprocal for
   divide), so the conv then runs on other weights; f = 2, and 6 for batch_norm, whose a and t
@@ -122,7 +124,7 @@ def epilogue_bound(case: Case, trace: Trace, e: np.ndarray, m: np.ndarray) -> np
         elif step.name == "residual":
             e, m = e + u * y, m + np.abs(step.t)
         else:
-            a, t = np.abs(step.a), np.abs(step.t)
+            a, t = np.abs(step.a), step.t_mag
             e = a * e + FOLD_ULPS.get(step.name, 2.0) * u * (a * m + t) + u * y
             m = a * m + t
     return np.broadcast_to(e, trace.steps[-1].y.shape).copy()

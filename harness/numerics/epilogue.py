@@ -106,13 +106,16 @@ def activation(name: str, v: np.ndarray) -> np.ndarray:
 @dataclass(frozen=True)
 class Step:
     """One epilogue op as the oracle ran it: its name, input and output (float64, case layout);
-    for a constant op also its (a, t), for the residual its addend in `t`."""
+    for a constant op also its (a, t) and `t_mag`, the magnitude of the terms t is formed from
+    (|t| itself, but |a*mean| + |beta| for batch_norm, whose t may cancel); for the residual
+    its addend in `t`."""
 
     name: str
     v: np.ndarray
     y: np.ndarray
     a: np.ndarray | None = None
     t: np.ndarray | None = None
+    t_mag: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -137,7 +140,12 @@ def apply_epilogue(case: Case, z: np.ndarray, constants: tuple[Constants, ...]) 
         else:
             a, t = affine(case, name, consts, v.ndim)
             y = a * v + t
-            steps.append(Step(name, v, y, a=np.asarray(a), t=np.asarray(t)))
+            t_mag = np.abs(t)
+            if name == "batch_norm":
+                per = channel_shape(case, v.ndim)
+                mean, beta = (np.asarray(consts[k], dtype=np.float64).reshape(per) for k in ("mean", "beta"))
+                t_mag = np.abs(a * mean) + np.abs(beta)
+            steps.append(Step(name, v, y, a=np.asarray(a), t=np.asarray(t), t_mag=t_mag))
         v = y
     return v, Trace(z, tuple(steps))
 

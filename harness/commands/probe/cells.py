@@ -52,6 +52,12 @@ def _variants(transpose: bool, rank: int) -> dict[str, dict[str, Any]]:
         "channels_last_same_s2": {"layout": "channels_last", "padding": "same", "stride": 2},
         "float64": {"dtype": "float64"}, "float16": {"dtype": "float16"}, "bfloat16": {"dtype": "bfloat16"},
         "bias": {"bias": True},
+        # the epilogue column: constants a compiler folds, batch norm + activation, the
+        # transcendental activations, a residual input
+        "epilogue_affine": {"bias": True, "epilogue": ["scale", "shift", "mul_scalar"]},
+        "epilogue_bn_act": {"epilogue": ["batch_norm", "relu6"]},
+        "epilogue_act": {"epilogue": ["gelu", "silu", "hardswish"]},
+        "epilogue_residual": {"epilogue": ["residual", "leaky_relu"]},
     }
     if transpose:
         cells |= {

@@ -63,9 +63,12 @@ def _names(entries: tuple[str, ...]) -> dict[str, str]:
     return out
 
 
-def declared(caps: Capabilities, case: Case, device: str) -> bool | None:
-    """False: the declaration says the adapter cannot express the cell; True: it can; None: it does not say."""
+def declared(caps: Capabilities, case: Case, device: str, epilogue_ops: tuple[str, ...] = ()) -> bool | None:
+    """False: the declaration says the adapter cannot express the cell; True: it can; None: it does not say.
+    `epilogue_ops`: the ops the adapter says it applies after the conv (Backend.epilogue_ops)."""
     verdicts: list[bool | None] = []
+    if case.epilogue:
+        verdicts.append(all(op in epilogue_ops for op in case.epilogue))
     verdicts.append(case.op in caps.ops and device in caps.devices)
     layouts = _names(caps.layouts)
     verdicts.append(case.layout in layouts)
