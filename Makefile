@@ -48,6 +48,7 @@ BENCH_E2E ?= torch,tensorflow,tensorflow-keras,paddle,jax,onnxruntime,openvino,t
 bench: $(STAMP)
 	$(PY) bench/bench.py
 	$(PY) bench/e2e.py --backends $(BENCH_E2E)
+	$(PY) bench/deployed_cost.py
 
 clean:
 	rm -rf $(VENV) reports/out reports/host-matrix .convdiff-cache
