@@ -160,7 +160,7 @@ def nn_call(case: Case, nc: bool) -> NnCall:
         padding = case.padding.upper()
     elif zero and all(e < s for e, s in zip(ext, case.stride)):
         padding = "VALID"
-    elif r == 2:
+    elif r == 2 and all(e < s for e, s in zip(ext, case.stride)):  # TF infers output_padding < stride only
         padding = full_layout([list(p) for p in pads], nc, [0, 0])
     elif same_transpose_matches(case, pads, out, full):
         padding = "SAME"
