@@ -19,7 +19,15 @@ from typing import Any
 import numpy as np
 
 from backends.base import Backend, Capabilities, Output, Rejected, first_line
-from backends.onnx.model import build_model, dtype_reason, node_attributes, node_lines
+from backends.onnx.model import (
+    ONNX_EPILOGUE_OPS,
+    build_model,
+    dtype_reason,
+    node_attributes,
+    node_lines,
+    residual_arrays,
+    residual_inputs,
+)
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
 
@@ -94,12 +102,13 @@ class OrtBase(Backend):
     def session_line(self, device: str) -> str:
         return f"sess = ort.InferenceSession(model.SerializeToString(), providers=[{PROVIDERS[device]!r}])"
 
-    def run_model(self, model: bytes, x: np.ndarray, device: str) -> tuple[np.ndarray, str]:
-        """One InferenceSession on the serialized model, default options, x fed to its one input;
-        the first output and its dtype."""
+    def run_model(self, model: bytes, x: np.ndarray, device: str,
+                  more: tuple[np.ndarray, ...] = ()) -> tuple[np.ndarray, str]:
+        """One InferenceSession on the serialized model, default options, x fed to its first input
+        and `more` (e.g. an epilogue's residuals) to the next ones in order; the first output and its dtype."""
         try:
             sess = self.ort.InferenceSession(model, providers=[PROVIDERS[device]])
-            y = sess.run(None, {sess.get_inputs()[0].name: x})[0]
+            y = sess.run(None, {i.name: a for i, a in zip(sess.get_inputs(), (x, *more))})[0]
         except Exception as exc:  # noqa: BLE001 - any framework exception is a finding
             raise Rejected(first_line(exc)) from None
         arr = np.asarray(y)
@@ -107,9 +116,11 @@ class OrtBase(Backend):
 
 
 class OnnxRuntimeBackend(OrtBase):
-    """The hand-built Conv / ConvTranspose node: pads, strides, dilations, group, output_padding, auto_pad."""
+    """The hand-built Conv / ConvTranspose node: pads, strides, dilations, group, output_padding, auto_pad;
+    the epilogue as ONNX nodes after it (ORT's graph optimizations may fuse them)."""
 
     name = "onnxruntime"
+    epilogue_ops = ONNX_EPILOGUE_OPS
     capabilities = Capabilities(
         padding=("symmetric", "asymmetric", "same (auto_pad SAME_UPPER)", "valid (auto_pad VALID)"),
         layouts=("channels_first", "channels_last: Transpose nodes around the node (exact permutation)"),
@@ -123,14 +134,15 @@ class OnnxRuntimeBackend(OrtBase):
         """The node's attributes, the translation lines and the notes (pure: shared with the repro script)."""
         attrs, notes = node_attributes(case)
         lines, notes = node_lines(case, attrs, notes)
-        lines += ["onnx.checker.check_model(model)", self.session_line(device), "y = sess.run(None, {'x': x})[0]"]
+        feeds = ", ".join(f"{n!r}: {n}" for n in ["x", *residual_inputs(case)])
+        lines += ["onnx.checker.check_model(model)", self.session_line(device), f"y = sess.run(None, {{{feeds}}})[0]"]
         return attrs, lines, notes
 
     def run(self, case: Case, inputs: Inputs, device: str) -> Output:
         attrs, lines, notes = self.plan(case, device)
         try:
-            model = build_model(case, inputs.w, inputs.b, attrs)
+            model = build_model(case, inputs.w, inputs.b, attrs, inputs.epilogue)
         except Exception as exc:  # noqa: BLE001 - onnx.checker refused the model: a finding
             raise Rejected(first_line(exc)) from None
-        arr, dtype = self.run_model(model.SerializeToString(), inputs.x, device)
+        arr, dtype = self.run_model(model.SerializeToString(), inputs.x, device, residual_arrays(case, inputs))
         return Output(arr, dtype, "\n".join(lines), notes=notes)

@@ -16,7 +16,15 @@ from typing import Any
 import numpy as np
 
 from backends.base import Backend, Capabilities, HostFact, Output, Rejected, first_line
-from backends.onnx.model import build_model, dtype_reason, node_attributes, node_lines
+from backends.onnx.model import (
+    ONNX_EPILOGUE_OPS,
+    build_model,
+    dtype_reason,
+    node_attributes,
+    node_lines,
+    residual_arrays,
+    residual_inputs,
+)
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
 
@@ -26,6 +34,7 @@ class OpenVinoBackend(Backend):
 
     name = "openvino"
     framework = "openvino"
+    epilogue_ops = ONNX_EPILOGUE_OPS  # the epilogue as ONNX nodes (backends/onnx/model.py): OpenVINO may fuse them
     devices = ("cpu",)
     capabilities = Capabilities(
         padding=("symmetric", "asymmetric", "same (auto_pad SAME_UPPER)", "valid (auto_pad VALID)"),
@@ -91,15 +100,17 @@ class OpenVinoBackend(Backend):
         lines, notes = node_lines(case, attrs, notes)
         lines += ["onnx.checker.check_model(model)",
                   "compiled = ov.Core().compile_model(ov.Core().read_model(model.SerializeToString()), 'CPU')",
-                  "y = compiled({'x': x})[compiled.output(0)]"]
+                  "y = compiled({" + ", ".join(f"{n!r}: {n}" for n in ["x", *residual_inputs(case)])
+                  + "})[compiled.output(0)]"]
         return attrs, lines, notes
 
     def run(self, case: Case, inputs: Inputs, device: str) -> Output:
         attrs, lines, notes = self.plan(case)
         try:
-            model = build_model(case, inputs.w, inputs.b, attrs)
+            model = build_model(case, inputs.w, inputs.b, attrs, inputs.epilogue)
             compiled = self.compile(model.SerializeToString())
-            y = np.asarray(compiled({"x": inputs.x})[compiled.output(0)])
+            feeds = dict(zip(["x", *residual_inputs(case)], (inputs.x, *residual_arrays(case, inputs))))
+            y = np.asarray(compiled(feeds)[compiled.output(0)])
             precision = precision_name(compiled.get_property("INFERENCE_PRECISION_HINT"))
         except Exception as exc:  # noqa: BLE001 - any framework exception is a finding
             raise Rejected(first_line(exc)) from None

@@ -5,8 +5,11 @@ translation: SAME/VALID, conv2d explicit pairs, output_shape, tf.pad/crop identi
 tf.nn.bias_add), with the case's weights as graph constants in TF's filter layouts. The
 data stay in the case layout: channels_first is passed as TF's NC* data_format (tf2onnx
 converts the graph without running it, so TF's CPU kernels' N*C-only limits do not
-apply). `tf2onnx.convert.from_function` converts it in memory at its default opset; ONNX
-Runtime runs the model. Only tensorflow, tf2onnx, onnx and onnxruntime are imported in
+apply). An epilogue follows in tf ops, as the `tensorflow` backend writes it
+(backends/tf_epilogue.py: constants made inside the trace, each residual a function argument,
+so a graph input of the model). `tf2onnx.convert.from_function` converts it in memory at its
+default opset (tf2onnx spells tf.nn.gelu with Erf, and its optimizer may fold the constant
+ops into the Conv); ONNX Runtime runs the model. Only tensorflow, tf2onnx, onnx and onnxruntime are imported in
 the worker.
 """
 
@@ -18,9 +21,11 @@ from typing import Any
 import numpy as np
 
 from backends.base import Capabilities, Output, Rejected, first_line
+from backends.onnx.model import residual_arrays, residual_inputs
 from backends.onnx.onnxruntime_backend import OrtBase
 from backends.onnx.torch_onnx_ort import exported_by
 from backends.tensorflow_backend import TensorFlowBackend
+from backends.tf_epilogue import TF_EPILOGUE_OPS, Epilogue
 from backends.tf_util import NODE_PREFIX, weight_transpose
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
@@ -31,6 +36,7 @@ class Tf2OnnxOrtBackend(OrtBase):
 
     name = "tf2onnx-ort"
     runtime_name = "tf2onnx-ort"
+    epilogue_ops = TF_EPILOGUE_OPS
     capabilities = Capabilities(
         padding=("same", "valid", "explicit pairs (conv2d, conv2d_transpose)"),
         padding_identities=("conv1d/3d pairs: tf.pad then VALID",
@@ -80,16 +86,22 @@ class Tf2OnnxOrtBackend(OrtBase):
         record: dict[str, Any] = {}
 
         @tf.function
-        def fn(x: Any) -> Any:
+        def fn(x: Any, *residuals: Any) -> Any:
             w = tf.constant(w_tf)
             b = None if inputs.b is None else tf.constant(inputs.b)
-            y, lines, notes = self.tfb.call(case, x, w, b, nc=nc)
+            epi = Epilogue(case, inputs.epilogue, dict(zip(residual_inputs(case), residuals))) if case.epilogue else None
+            y, lines, notes = self.tfb.call(case, x, w, b, nc=nc, epi=epi)
             record.update(lines=lines, notes=notes)
             return y
 
-        spec = [tf.TensorSpec(case.input_shape, getattr(tf, case.dtype), name="x")]
+        spec = [tf.TensorSpec(shape, getattr(tf, case.dtype), name=n) for n, shape in self.signature(case)]
         model, _ = self.tf2onnx.convert.from_function(fn, input_signature=spec)
         return model.SerializeToString(), record["lines"], record["notes"]
+
+    @staticmethod
+    def signature(case: Case) -> list[tuple[str, list[int]]]:
+        """The function's arguments (name, shape): x, then one per residual (y's shape, case layout)."""
+        return [("x", list(case.input_shape)), *((n, list(case.output_shape)) for n in residual_inputs(case))]
 
     def run(self, case: Case, inputs: Inputs, device: str) -> Output:
         nc = not case.channels_last
@@ -98,10 +110,11 @@ class Tf2OnnxOrtBackend(OrtBase):
         except Exception as exc:  # noqa: BLE001 - tracing or conversion failed: a finding
             raise Rejected(NODE_PREFIX.sub("", first_line(exc))) from None
         _, w_line = weight_transpose(case)
+        sig = self.signature(case)
+        specs = ", ".join(f"tf.TensorSpec({shape}, tf.{case.dtype}, name={n!r})" for n, shape in sig)
         lines = [w_line.replace("w = tf.transpose(", "w = tf.constant(np.transpose(").replace(")  #", "))  #"),
-                 "@tf.function  def fn(x):", *(f"    {ln}" for ln in body),
-                 f"model, _ = tf2onnx.convert.from_function(fn, input_signature=[tf.TensorSpec({list(case.input_shape)}, "
-                 f"tf.{case.dtype}, name='x')])  # {exported_by(model)}",
-                 self.session_line(device), "y = sess.run(None, {'x': x})[0]"]
-        arr, dtype = self.run_model(model, inputs.x, device)
+                 f"@tf.function  def fn({', '.join(n for n, _ in sig)}):", *(f"    {ln}" for ln in body),
+                 f"model, _ = tf2onnx.convert.from_function(fn, input_signature=[{specs}])  # {exported_by(model)}",
+                 self.session_line(device), "y = sess.run(None, {" + ", ".join(f"{n!r}: {n}" for n, _ in sig) + "})[0]"]
+        arr, dtype = self.run_model(model, inputs.x, device, residual_arrays(case, inputs))
         return Output(arr, dtype, "\n".join(lines), notes=notes)
