@@ -12,6 +12,7 @@ REAL_BACKENDS: dict[str, str] = {
     "tensorflow": "backends.tensorflow_backend:TensorFlowBackend",
     "tensorflow-keras": "backends.keras_backend:KerasBackend",
     "tvm": "backends.tvm.direct:TvmBackend",
+    "tvm-bound": "backends.tvm.bound:TvmBoundBackend",
     "tvm-torch-import": "backends.tvm.torch_import:TvmTorchImportBackend",
     "tvm-onnx-import": "backends.tvm.onnx_import:TvmOnnxImportBackend",
     "tvm-onnx-import-output-shape": "backends.tvm.onnx_import:TvmOnnxOutputShapeBackend",
@@ -30,6 +31,8 @@ REAL_BACKENDS: dict[str, str] = {
     "tf-xla": "backends.tf_graph:TfXlaBackend",
     "jax-jit": "backends.jax_jit:JaxJitBackend",
     "paddle-inference": "backends.paddle_inference:PaddleInferenceBackend",
+    "litert": "backends.litert:LiteRtBackend",
+    "litert-ref": "backends.litert:LiteRtRefBackend",
 }
 TEST_PREFIXES = {
     "fault": "backends.testing.fault:FaultBackend",

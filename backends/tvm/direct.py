@@ -5,8 +5,10 @@ The direct backend builds each case as one Relax function around
 cases run with N*C data layouts natively (the layout handling is under test), with
 the weight supplied in the matching channels-last kernel layout. Padding is given as
 begin/end pairs (all befores, then all afters), output_padding as TVM's own
-argument, bias as a broadcast `relax.op.add`. Compiled modules are cached on disk
-(see backends/tvm/cache.py), so a second run compiles nothing.
+argument, bias as a broadcast `relax.op.add`. The epilogue follows in the same function
+(backends/tvm/epilogue.py), its constants function parameters passed at run time like the
+weights, so no pass can fold them (`tvm-bound`, backends/tvm/bound.py, binds them). Compiled
+modules are cached on disk (see backends/tvm/cache.py), so a second run compiles nothing.
 """
 
 from __future__ import annotations
@@ -17,13 +19,14 @@ from typing import Any
 import numpy as np
 
 from backends.base import Backend, Capabilities, HostFact, Output, Rejected, first_line
+from backends.tvm import epilogue as tvm_epilogue
 from backends.tvm.cache import CachedBuildFailure, CompileCache, cache_key
 from backends.tvm.plan import canonical_kernel_layout, data_layout, direct_plan, kernel_layout, relayout
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
 
 # pure modules that decide what a TVM adapter builds: part of every TVM cache key
-PLAN_MODULES = ("backends.tvm.plan", "backends.pads")
+PLAN_MODULES = ("backends.tvm.plan", "backends.tvm.epilogue", "backends.pads")
 
 
 def source_digest(cls: type) -> str:
@@ -135,6 +138,7 @@ class TvmBackend(TvmBase):
     """Direct Relax operators, compiled with tvm.compile for llvm (cpu) or cuda."""
 
     name = "tvm"
+    epilogue_ops = tvm_epilogue.OPS
     capabilities = Capabilities(
         padding=("symmetric", "asymmetric"),
         padding_identities=("same/valid: the explicit (before, after) pairs they resolve to",
@@ -149,9 +153,13 @@ class TvmBackend(TvmBase):
         return relax_gradients(self, case, inputs, dy, device)
 
     def build(self, case: Case, device: str) -> tuple[Callable[[], Any], list[str], list[str]]:
-        """An IRModule factory, the translation lines, and the exact-identity notes."""
+        """An IRModule factory, the translation lines, and the exact-identity notes.
+
+        `main` takes x, w, (b), then the epilogue's parameters (backends/tvm/epilogue.py) in order.
+        """
         relax = self.relax
         fn_name, kw, w_shape, bshape, lines, notes = direct_plan(case)
+        lines = [*lines, *tvm_epilogue.lines(case)]
         out_c = case.out_channels
 
         def make_mod() -> Any:
@@ -165,23 +173,36 @@ class TvmBackend(TvmBase):
             if case.bias:
                 b = relax.Var("b", tensor((out_c,)))
                 params.append(b)
+            extra = {p.name: relax.Var(p.name, tensor(p.shape)) for p in tvm_epilogue.parameters(case)}
+            params += extra.values()
             with bb.function("main", params):
                 with bb.dataflow():
                     y = bb.emit(getattr(relax.op.nn, fn_name)(x, w, **kw))
                     if case.bias:
                         y = bb.emit(relax.op.add(y, relax.op.reshape(b, bshape) if not case.channels_last else b))
+                    y = tvm_epilogue.emit(relax, bb, case, y, extra)
                     out = bb.emit_output(y)
                 bb.emit_func_output(out)
             return bb.get()
 
         return make_mod, lines, notes
 
+    def arguments(self, case: Case, inputs: Inputs) -> dict[str, np.ndarray]:
+        """`main`'s parameters by name, in order: x, w (declared kernel layout), b, the epilogue's."""
+        args = {"x": inputs.x, "w": relayout(inputs.w, canonical_kernel_layout(case), kernel_layout(case))}
+        if inputs.b is not None:
+            args["b"] = inputs.b
+        return {**args, **tvm_epilogue.arrays(case, inputs.epilogue)}
+
+    def key_parts(self, case: Case, inputs: Inputs) -> dict[str, Any]:
+        """What the built module depends on beyond `key`'s common parts."""
+        return {"data_layout": data_layout(case), "kernel_layout": kernel_layout(case), "epilogue": list(case.epilogue)}
+
     def run(self, case: Case, inputs: Inputs, device: str) -> Output:
         make_mod, lines, notes = self.build(case, device)
-        key = self.key(case, device, data_layout=data_layout(case), kernel_layout=kernel_layout(case))
+        key = self.key(case, device, **self.key_parts(case, inputs))
         vm, how = self.compile_cached(key, device, make_mod)
-        w = relayout(inputs.w, canonical_kernel_layout(case), kernel_layout(case))
-        args = [inputs.x, w] + ([inputs.b] if inputs.b is not None else [])
-        arr, dtype = self.invoke(vm, args, device)
-        lines += [how, "y = relax.VirtualMachine(exe, dev)['main'](x, w" + (", b)" if case.bias else ")")]
+        args = self.arguments(case, inputs)
+        arr, dtype = self.invoke(vm, list(args.values()), device)
+        lines += [how, f"y = relax.VirtualMachine(exe, dev)['main']({', '.join(args)})"]
         return Output(arr, dtype, "\n".join(lines), notes=notes)
