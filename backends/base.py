@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from harness.model.case import DTYPES, LAYOUTS, OPS, Case
+from harness.model.case import FLOAT_DTYPES, LAYOUTS, OPS, Case
 from harness.numerics.inputs import Inputs
 
 HostFact = str | int | float | bool | list[str]
@@ -49,7 +49,7 @@ class Capabilities:
     dilation: str = "conv, transpose"
     groups: str = "conv, transpose"
     layouts: tuple[str, ...] = LAYOUTS
-    dtypes: tuple[str, ...] = DTYPES
+    dtypes: tuple[str, ...] = FLOAT_DTYPES  # quantized dtypes: Backend.quantized
     devices: tuple[str, ...] = ("cpu", "cuda")
     gradients: str = "none"                   # how run_gradients differentiates (e.g. "autograd"), or none
 
@@ -65,6 +65,7 @@ class Backend:
     devices: tuple[str, ...] = ("cpu", "cuda")
     test_only: bool = False
     epilogue_ops: tuple[str, ...] = ()  # the epilogue ops run() applies after the conv (harness.model.case.EPILOGUE_OPS)
+    quantized: str = ""  # how run() runs a quantized (uint8/int8) case, e.g. "torch.ao quantized modules"; "" = it cannot
 
     def version(self) -> str:
         try:
@@ -102,7 +103,9 @@ class Backend:
         return None
 
     def epilogue_reason(self, case: Case) -> str | None:
-        """Why run() cannot apply this case's epilogue (None when it can, or there is none)."""
+        """Why run() cannot apply this case's epilogue or run it quantized (None when it can)."""
+        if case.quantized and not self.quantized:
+            return f"{self.name} has no quantized ({case.dtype}) convolution path"
         missing = [op for op in dict.fromkeys(case.epilogue) if op not in self.epilogue_ops]
         if missing:
             return f"{self.name} does not run the epilogue op(s) {', '.join(missing)} (this adapter applies: {', '.join(self.epilogue_ops) or 'none'})"

@@ -39,6 +39,8 @@ def script_for(rec: Record) -> str:
     case = case_of(rec)
     if case.geometry is None:
         raise ReproUnavailable("an `expect: invalid` case has no reference; the repro is the framework call alone")
+    if case.quantized:
+        raise ReproUnavailable("standalone scripts for quantized cases are not written yet")
     if case.epilogue:
         raise ReproUnavailable("standalone scripts do not draw an epilogue's constants or apply it in the reference "
                                "yet; the result's translation shows the calls, and `convdiff minimize` the smallest case")

@@ -52,7 +52,7 @@ def test_the_schema_carries_the_model_constraints() -> None:
     assert entry["required"] == ["id"]  # the rest may come from defaults
     assert "id" not in defs["Defaults"]["properties"] and "id" not in sweep["properties"]
     assert entry["properties"]["id"]["pattern"] == "^[a-z0-9_]+$"
-    assert entry["properties"]["dtype"]["enum"] == ["float32", "float64", "float16", "bfloat16"]
+    assert entry["properties"]["dtype"]["enum"] == ["float32", "float64", "float16", "bfloat16", "uint8", "int8"]
     assert entry["properties"]["stride"]["default"] == 1
     padding = entry["properties"]["padding"]["anyOf"]
     assert {"enum": ["same", "valid"], "type": "string"} in padding

@@ -53,7 +53,7 @@ MALFORMED = [
     ("float_kernel", "cases:\n" + GOOD.replace("kernel_size: 3", "kernel_size: 2.5"),
      "7: kernel_size: must be an integer or a list of integers, got 2.5"),
     ("bad_dtype", "cases:\n" + GOOD + "    dtype: float8\n",
-     "8: dtype: must be one of: 'float32', 'float64', 'float16', 'bfloat16'; got 'float8'"),
+     "8: dtype: must be one of: 'float32', 'float64', 'float16', 'bfloat16', 'uint8', 'int8'; got 'float8'"),
     ("bad_layout", "cases:\n" + GOOD + "    layout: NHWC\n",
      "8: layout: must be one of: 'channels_first', 'channels_last'; got 'NHWC'"),
     ("bad_tier", "cases:\n" + GOOD + "    tier: nightly\n", "8: tier: must be one of: 'smoke', 'full'; got 'nightly'"),

@@ -20,6 +20,7 @@ from harness.model.case import Case
 from harness.numerics.inputs import Inputs, make_inputs
 from harness.numerics.oracle import reference
 from harness.numerics.oracle_grad import gradient_reference
+from harness.numerics.quant import quant_reference
 
 PIPELINE_DEPTH = 2  # cases queued per worker beyond the one being judged
 
@@ -39,7 +40,12 @@ class RunInfo:
 
 
 def oracle_for(case: Case, inputs: Inputs) -> tuple | None:
-    return None if case.geometry is None else reference(case, inputs.x, inputs.w, inputs.b, inputs.epilogue)
+    if case.geometry is None:
+        return None
+    if case.quantized:
+        assert inputs.quant is not None
+        return quant_reference(case, inputs.x, inputs.w, inputs.b, inputs.quant)
+    return reference(case, inputs.x, inputs.w, inputs.b, inputs.epilogue)
 
 
 def prepare(case: Case) -> Prepared:

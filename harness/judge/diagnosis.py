@@ -273,6 +273,8 @@ def diagnose(case: Case, inputs: Inputs, out: np.ndarray, tf32: bool = False,
     out64 = np.asarray(out, dtype=np.float64)
     if not np.all(np.isfinite(out64)):
         return None
+    if case.quantized:
+        return None  # quantized bug classes are not named yet
     if case.epilogue:
         ref, scale, *trace = oracle if oracle is not None else reference(
             case, inputs.x, inputs.w, inputs.b, inputs.epilogue)

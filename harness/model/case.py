@@ -11,7 +11,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 OPS = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d")
-DTYPES = ("float32", "float64", "float16", "bfloat16")
+FLOAT_DTYPES = ("float32", "float64", "float16", "bfloat16")
+QUANT_DTYPES = ("uint8", "int8")  # a quantized conv: activations and output in this dtype, int8 weights
+DTYPES = (*FLOAT_DTYPES, *QUANT_DTYPES)
+QUANT_RANGES = ("full", "narrow")
 LAYOUTS = ("channels_first", "channels_last")
 DATA_KINDS = ("normal", "uniform", "integers")
 TIERS = ("smoke", "full")
@@ -57,6 +60,21 @@ class Geometry:
 
 
 @dataclass(frozen=True)
+class Quant:
+    """How a quantized case is quantized (`quant:`); None values are drawn from the seed
+    (y's calibrated from the float reference output's range, as a user's tooling does)."""
+
+    per_channel: bool = False
+    range: str = "full"  # full: values over the whole dtype; narrow: near the zero point
+    x_scale: float | None = None
+    x_zero_point: int | None = None
+    w_scale: float | tuple[float, ...] | None = None
+    w_zero_point: int | None = None
+    y_scale: float | None = None
+    y_zero_point: int | None = None
+
+
+@dataclass(frozen=True)
 class Case:
     id: str
     op: str
@@ -80,6 +98,7 @@ class Case:
     tags: tuple[str, ...] = ()
     gradients: bool = False  # also judge grad_input, grad_weight (and grad_bias with a bias)
     epilogue: tuple[str, ...] = ()  # EPILOGUE_OPS applied in order after the bias
+    quant: Quant | None = None  # set exactly when dtype is a QUANT_DTYPES one
     file: str = ""
     line: int = 0
     geometry: Geometry | None = field(default=None, compare=False, repr=False)
@@ -96,6 +115,10 @@ class Case:
     @property
     def family(self) -> str:
         return op_family(self.op)
+
+    @property
+    def quantized(self) -> bool:
+        return self.dtype in QUANT_DTYPES
 
     @property
     def channels_last(self) -> bool:
@@ -131,7 +154,7 @@ class Case:
     @property
     def gradient_outputs(self) -> tuple[str, ...]:
         """The gradients this case judges: none, or grad_input, grad_weight (and grad_bias with a bias)."""
-        if not self.gradients or self.expect == "invalid" or self.epilogue:
+        if not self.gradients or self.expect == "invalid" or self.epilogue or self.quantized:
             return ()  # an epilogue case judges its forward output only (no adjoint of the epilogue yet)
         return GRAD_OUTPUTS if self.bias else GRAD_OUTPUTS[:2]
 

@@ -10,12 +10,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
-from harness.model.case import DATA_KINDS, DTYPES, EPILOGUE_OPS, LAYOUTS, OPS, PADDING_MODES, TIERS
+from harness.model.case import DATA_KINDS, DTYPES, EPILOGUE_OPS, LAYOUTS, OPS, PADDING_MODES, QUANT_RANGES, TIERS
 
 CASE_FIELDS = (
     "id", "op", "batch", "in_channels", "out_channels", "input_size", "kernel_size",
     "stride", "padding", "output_padding", "dilation", "groups", "bias", "layout",
-    "dtype", "data", "seed", "expect", "tier", "tags", "gradients", "epilogue",
+    "dtype", "data", "seed", "expect", "tier", "tags", "gradients", "epilogue", "quant",
 )
 
 
@@ -75,6 +75,24 @@ PaddingInput = _Nat | Annotated[list[_Nat], Field(min_length=1)] | \
     Annotated[list[Annotated[list[_Nat], Field(min_length=2, max_length=2)]], Field(min_length=1)] | Literal["same", "valid"]
 
 
+Scale = Annotated[float, Field(gt=0)]
+
+
+class QuantModel(BaseModel):
+    """`quant:` of a quantized case (dtype uint8 | int8). Ranges against the dtype: validity.py."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    per_channel: bool = False
+    range: Literal[QUANT_RANGES] = "full"  # type: ignore[valid-type]
+    x_scale: Scale | None = None
+    x_zero_point: int | None = None
+    w_scale: Scale | Annotated[list[Scale], Field(min_length=1)] | None = None
+    w_zero_point: int | None = None
+    y_scale: Scale | None = None
+    y_zero_point: int | None = None
+
+
 class CaseModel(BaseModel):
     """One case after defaults and sweep are applied."""
 
@@ -102,6 +120,7 @@ class CaseModel(BaseModel):
     tags: list[Annotated[str, Field(pattern=r"^\S+$")]] = []
     gradients: bool = False
     epilogue: list[Literal[EPILOGUE_OPS]] = []  # type: ignore[valid-type]
+    quant: QuantModel | None = None
 
 
 _MESSAGES = {
@@ -120,6 +139,12 @@ def _message(err: dict) -> str:
         return _MESSAGES[kind]
     if kind == "literal_error":
         return f"must be one of: {ctx.get('expected', '').replace(' or ', ', ')}; got {err['input']!r}"
+    if kind == "greater_than":
+        return f"must be > {ctx['gt']}, got {err['input']!r}"
+    if kind == "float_type":
+        return "must be a number"
+    if kind == "model_type":
+        return "must be a mapping"
     if kind == "greater_than_equal":
         return f"must be >= {ctx['ge']}, got {err['input']!r}"
     if kind == "less_than":

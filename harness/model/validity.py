@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import zlib
 
-from harness.model.case import Case, op_is_transpose, op_rank, resolve_geometry
-from harness.model.schema import CaseModel
+from harness.model.case import QUANT_DTYPES, Case, Quant, op_is_transpose, op_rank, resolve_geometry
+from harness.model.schema import CaseModel, QuantModel
 
 
 class ShapeError(Exception):
@@ -42,6 +42,37 @@ def default_seed(case_id: str) -> int:
     return zlib.crc32(case_id.encode()) & 0x7FFFFFFF
 
 
+QUANT_LIMITS = {"uint8": (0, 255), "int8": (-128, 127)}
+
+
+def _quant(m: CaseModel) -> Quant | None:
+    """The canonical `quant:` of a quantized case; ShapeError where it makes no sense."""
+    if m.dtype not in QUANT_DTYPES:
+        if m.quant is not None:
+            raise ShapeError("quant", f"only quantized dtypes ({', '.join(QUANT_DTYPES)}) take quant:, not {m.dtype}")
+        return None
+    if m.epilogue:
+        raise ShapeError("epilogue", "a quantized case has no epilogue (the requantization is its epilogue)")
+    q = m.quant or QuantModel()
+    lo, hi = QUANT_LIMITS[m.dtype]
+    for name in ("x_zero_point", "y_zero_point"):
+        v = getattr(q, name)
+        if v is not None and not lo <= v <= hi:
+            raise ShapeError(f"quant[{name}]", f"must be within {m.dtype}'s range [{lo}, {hi}], got {v}")
+    if q.w_zero_point is not None and not -128 <= q.w_zero_point <= 127:
+        raise ShapeError("quant[w_zero_point]", f"must be within int8's range [-128, 127], got {q.w_zero_point}")
+    w_scale = q.w_scale
+    if isinstance(w_scale, list):
+        if not q.per_channel:
+            raise ShapeError("quant[w_scale]", "a list of scales needs per_channel: true")
+        if len(w_scale) != m.out_channels:
+            raise ShapeError("quant[w_scale]", f"per-channel: needs one scale per output channel ({m.out_channels}), "
+                                              f"got {len(w_scale)}")
+        w_scale = tuple(w_scale)
+    return Quant(per_channel=q.per_channel, range=q.range, x_scale=q.x_scale, x_zero_point=q.x_zero_point,
+                 w_scale=w_scale, w_zero_point=q.w_zero_point, y_scale=q.y_scale, y_zero_point=q.y_zero_point)
+
+
 def canonical_case(m: CaseModel, case_id: str, file: str, line: int) -> tuple[Case, list[tuple[str, str]]]:
     """The canonical Case and the list of (field, problem) making it invalid.
 
@@ -58,6 +89,7 @@ def canonical_case(m: CaseModel, case_id: str, file: str, line: int) -> tuple[Ca
         # No framework's forward convolution has this argument: nothing for a backend to reject.
         raise ShapeError("output_padding", f"only transposed convolutions take output_padding ({m.op} does not)")
 
+    quant = _quant(m)
     problems: list[tuple[str, str]] = []
     if transpose and any(out_pad) and isinstance(padding, str):
         problems.append(("output_padding", f"cannot be combined with padding: {padding} (give explicit padding)"))
@@ -82,7 +114,7 @@ def canonical_case(m: CaseModel, case_id: str, file: str, line: int) -> tuple[Ca
         padding=padding, output_padding=out_pad if transpose else (0,) * rank,
         dilation=dilation, groups=m.groups, bias=m.bias, layout=m.layout, dtype=m.dtype,
         data=m.data, seed=default_seed(case_id) if m.seed is None else m.seed,
-        expect=m.expect, tier=m.tier, tags=tuple(m.tags), gradients=m.gradients, epilogue=tuple(m.epilogue), file=file, line=line,
+        expect=m.expect, tier=m.tier, tags=tuple(m.tags), gradients=m.gradients, epilogue=tuple(m.epilogue), quant=quant, file=file, line=line,
         geometry=None if problems else geometry,
     )
     return case, problems

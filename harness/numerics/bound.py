@@ -48,6 +48,11 @@ terms behind the value), with u the unit roundoff of the case dtype T:
 
 The bound of the output is the last E. An implementation that fuses ops, folds constants,
 keeps float32 between ops or rounds after each does no worse than each term allows.
+
+Quantized cases (dtype uint8 | int8, harness/numerics/quant.py) are judged in units of y: the
+accumulation is exact integer arithmetic, and the requantization multiplier may be rounded
+to float32 (or a fixed-point multiplier) before it is applied, so one unit of y is allowed
+(QUANT_UNITS). Errors and `bound_ratio` are then in units of y.
 """
 
 from __future__ import annotations
@@ -70,6 +75,7 @@ LIPSCHITZ = {"relu": 1.0, "relu6": 1.0, "leaky_relu": 1.0, "clamp": 1.0, "tanh":
 AT_ZERO = {"sigmoid": 0.5}
 TRANSCENDENTAL_ULPS = {"sigmoid": 8.0, "tanh": 8.0, "gelu": 8.0, "silu": 8.0, "hardswish": 8.0}
 FOLD_ULPS = {"batch_norm": 6.0, "divide": 2.0}  # others: 2 (one rounding of a*w, one of a*b + t)
+QUANT_UNITS = 1.0  # a quantized output may be one unit of y off (the multiplier's rounding)
 
 
 def _tiny(dtype: str) -> float:
@@ -107,6 +113,8 @@ def error_bound(case: Case, ref: np.ndarray, scale: np.ndarray, tf32: bool = Fal
 
     `trace`: an epilogue case's steps (the oracle's third value); the conv's bound is then
     taken at the conv output and carried through the epilogue."""
+    if case.quantized:
+        return np.full(np.shape(ref), QUANT_UNITS)
     if trace is not None and trace.steps:
         return epilogue_bound(case, trace, conv_bound(case, trace.z, scale, tf32), scale)
     return conv_bound(case, ref, scale, tf32, output)

@@ -112,8 +112,8 @@ def compare(case: Case, out: np.ndarray, out_dtype: str, ref: np.ndarray, scale:
     err = np.abs(out64 - ref)
     bound = error_bound(case, ref, scale, tf32, output, trace)
     # Where exact arithmetic makes the bound 0, measure errors in units of one rounding
-    # at that element instead, so the ratio stays finite and sortable.
-    unit = np.maximum(bound, UNIT_ROUNDOFF[case.dtype] * scale + np.finfo(np.float64).tiny)
+    # at that element instead, so the ratio stays finite and sortable (quantized: units of y).
+    unit = bound if case.quantized else np.maximum(bound, UNIT_ROUNDOFF[case.dtype] * scale + np.finfo(np.float64).tiny)
     with np.errstate(over="ignore"):
         ratio = np.where(finite, err / unit, np.inf)
     peak = float(np.max(np.abs(ref))) if ref.size else 0.0

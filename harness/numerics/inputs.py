@@ -13,6 +13,8 @@ import numpy as np
 
 from harness.model.case import Case
 from harness.numerics.epilogue import Constants, draw_constants
+from harness.numerics.quant import QParams
+from harness.numerics.quant import draw as draw_quantized
 
 NUMPY_DTYPES = {
     "float64": np.dtype(np.float64),
@@ -30,6 +32,7 @@ class Inputs:
     b: np.ndarray | None
     dy: np.ndarray | None = None  # upstream gradient, output shape in the case layout (case.gradients only)
     epilogue: tuple[Constants, ...] = ()  # one mapping of constants per epilogue op (numerics/epilogue.py)
+    quant: QParams | None = None  # a quantized case's scales and zero points (numerics/quant.py)
 
 
 def integer_amplitude(case: Case) -> int:
@@ -56,6 +59,12 @@ def make_inputs(case: Case) -> Inputs:
     so both layouts see the same data. dy is drawn after x, w, b: they do not depend on `gradients`;
     the epilogue's constants come last, so a case keeps its x, w, b when an epilogue is added."""
     rng = np.random.default_rng(case.seed)
+    if case.quantized:
+        if case.geometry is None:  # an invalid case: integer data in the right dtypes, nothing to calibrate
+            return Inputs(x=np.zeros(case.input_shape, np.uint8 if case.dtype == "uint8" else np.int8),
+                          w=np.zeros(case.weight_shape, np.int8), b=np.zeros(case.out_channels, np.int32) if case.bias else None)
+        x, w, b, params = draw_quantized(case, rng)
+        return Inputs(x=x, w=w, b=b, quant=params)
     dtype = NUMPY_DTYPES[case.dtype]
     amp = integer_amplitude(case) if case.data == "integers" else 0
     x = _draw(rng, case.data, (case.batch, case.in_channels, *case.input_size), amp)

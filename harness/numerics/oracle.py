@@ -92,7 +92,8 @@ def _transpose_as_forward(x: np.ndarray, w: np.ndarray, case: Case) -> np.ndarra
     return conv_transpose_forward(x, w, case.stride, case.dilation, geo.pads, geo.extend, case.groups)
 
 
-def _convolve(case: Case, x: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> np.ndarray:
+def convolve(case: Case, x: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> np.ndarray:
+    """The case's convolution of channels-first float64 arrays, bias added: (N, C_out, *out)."""
     geo = case.geometry
     assert geo is not None, f"{case.id}: the oracle has no answer for an invalid case"
     if case.transpose:
@@ -115,8 +116,8 @@ def reference(case: Case, x: np.ndarray, w: np.ndarray, b: np.ndarray | None,
         x64 = np.moveaxis(x64, -1, 1)
     w64 = np.asarray(w, dtype=np.float64)
     b64 = None if b is None else np.asarray(b, dtype=np.float64)
-    ref = _convolve(case, x64, w64, b64)
-    scale = _convolve(case, np.abs(x64), np.abs(w64), None if b64 is None else np.abs(b64))
+    ref = convolve(case, x64, w64, b64)
+    scale = convolve(case, np.abs(x64), np.abs(w64), None if b64 is None else np.abs(b64))
     if case.channels_last:
         ref, scale = np.moveaxis(ref, 1, -1), np.moveaxis(scale, 1, -1)
     ref, scale = np.ascontiguousarray(ref), np.ascontiguousarray(scale)

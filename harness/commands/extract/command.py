@@ -9,7 +9,7 @@ from pathlib import Path
 
 from harness.commands.extract import FRAMEWORKS, extract, parse_shape
 from harness.commands.extract.writer import ExtractError
-from harness.model.case import DTYPES
+from harness.model.case import FLOAT_DTYPES as DTYPES
 from harness.model.case_schema import with_schema_comment
 
 

@@ -23,7 +23,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, get_args
 
-from harness.model.case import EPILOGUE_CONSTANTS, EPILOGUE_OPS, PADDING_MODES, Case, op_is_transpose, op_rank
+from harness.model.case import (
+    EPILOGUE_CONSTANTS,
+    EPILOGUE_OPS,
+    PADDING_MODES,
+    QUANT_DTYPES,
+    Case,
+    op_is_transpose,
+    op_rank,
+)
 from harness.model.schema import CaseModel, validate_fields
 from harness.model.validity import canonical_case
 
@@ -59,7 +67,8 @@ def _minimum(name: str) -> int:
     return next(m.ge for m in CaseModel.model_fields[name].metadata if hasattr(m, "ge"))
 
 
-OPS, LAYOUTS, DTYPES, DATA_KINDS = _choices("op"), _choices("layout"), _choices("dtype"), _choices("data")
+OPS, LAYOUTS, DATA_KINDS = _choices("op"), _choices("layout"), _choices("data")
+DTYPES = tuple(d for d in _choices("dtype") if d not in QUANT_DTYPES)  # quantized configs: not drawn yet
 
 
 @dataclass(frozen=True)
