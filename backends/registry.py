@@ -33,6 +33,12 @@ REAL_BACKENDS: dict[str, str] = {
     "paddle-inference": "backends.paddle_inference:PaddleInferenceBackend",
     "litert": "backends.litert:LiteRtBackend",
     "litert-ref": "backends.litert:LiteRtRefBackend",
+    # quantized (uint8/int8) convolution: torch.ao under each quantized engine, and PT2E
+    "torch-ao-x86": "backends.torch_ao:TorchAoX86Backend",
+    "torch-ao-fbgemm": "backends.torch_ao:TorchAoFbgemmBackend",
+    "torch-ao-onednn": "backends.torch_ao:TorchAoOnednnBackend",
+    "torch-ao-qnnpack": "backends.torch_ao:TorchAoQnnpackBackend",
+    "torch-pt2e": "backends.torch_ao:TorchPt2eBackend",
 }
 TEST_PREFIXES = {
     "fault": "backends.testing.fault:FaultBackend",
