@@ -27,10 +27,12 @@ import ml_dtypes
 import numpy as np
 
 from harness.judge.diagnosis_epilogue import diagnose_epilogue
+from harness.judge.diagnosis_quant import diagnose_quant
 from harness.model.case import Case, Geometry, resolve_geometry
 from harness.numerics.bound import error_bound, gamma
 from harness.numerics.inputs import Inputs
 from harness.numerics.oracle import reference
+from harness.numerics.quant import quant_reference
 
 Array = np.ndarray
 
@@ -274,7 +276,11 @@ def diagnose(case: Case, inputs: Inputs, out: np.ndarray, tf32: bool = False,
     if not np.all(np.isfinite(out64)):
         return None
     if case.quantized:
-        return None  # quantized bug classes are not named yet
+        ref = oracle[0] if oracle is not None else None
+        if ref is None:
+            assert inputs.quant is not None
+            ref = quant_reference(case, inputs.x, inputs.w, inputs.b, inputs.quant)[0]
+        return diagnose_quant(case, inputs, out64, ref)
     if case.epilogue:
         ref, scale, *trace = oracle if oracle is not None else reference(
             case, inputs.x, inputs.w, inputs.b, inputs.epilogue)
