@@ -18,9 +18,12 @@ TOP_KEYS = ("defaults", "cases")
 
 
 def format_value(v: Any) -> str:
-    """Compact, id-safe text for a swept value: 3, 3x5, 1:0x0:1, same."""
+    """Compact, id-safe text for a swept value: 3, 3x5, 1:0x0:1, same; a mapping as
+    key-value pairs joined by `+` (per_channel-true+range-full)."""
     if isinstance(v, bool):
         return str(v).lower()
+    if isinstance(v, dict):
+        return "+".join(f"{k}-{format_value(x)}" for k, x in v.items())
     if isinstance(v, list):
         return "x".join(":".join(map(str, p)) if isinstance(p, list) else str(p) for p in v)
     return str(v)
