@@ -16,6 +16,7 @@ import numpy as np
 
 from backends.base import Capabilities, Output
 from backends.testing.grad_mutants import GRAD_MUTANTS, mutate_gradients
+from backends.testing.quant_mutants import QUANT_MUTANTS, run_quant_mutant
 from backends.torch_backend import TorchBackend
 from harness.model.case import Case, Geometry, resolve_geometry
 from harness.numerics.epilogue import channel_shape, leading_fold, wrong_axis
@@ -25,7 +26,7 @@ MUTANTS = (
     "ignore_output_padding", "zero_fill_output_padding", "conv1d_via_conv2d_bad_axis",
     "swap_transpose_weight_axes", "ignore_groups_in_transpose", "same_padding_extra_before",
     "flip_kernel", "low_precision_accumulation", *GRAD_MUTANTS,
-    "epilogue_dropped", "epilogue_before_bias", "epilogue_fold_wrong_axis",
+    "epilogue_dropped", "epilogue_before_bias", "epilogue_fold_wrong_axis", *QUANT_MUTANTS,
 )
 
 
@@ -46,9 +47,13 @@ class MutantBackend(TorchBackend):
             raise ValueError(f"unknown mutant '{bug}' (known: {', '.join(MUTANTS)})")
         self.bug = bug
         self.name = f"mutant:{bug}"
+        # the quantized mutants take quantized cases (torch's own path has none)
+        self.quantized = "an exact integer simulation with the bug" if bug in QUANT_MUTANTS else ""
 
     def run(self, case: Case, inputs: Inputs, device: str) -> Output:
         self.device = device
+        if case.quantized and case.geometry is not None:
+            return run_quant_mutant(self.bug, case, inputs)
         if self.bug in GRAD_MUTANTS or case.geometry is None:
             return super().run(case, inputs, device)
         mutated = getattr(self, f"_{self.bug}")(case, inputs)

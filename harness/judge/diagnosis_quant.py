@@ -23,11 +23,9 @@ import numpy as np
 
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
-from harness.numerics.oracle import windows
-from harness.numerics.quant import LIMITS, QParams, accumulate, requantize
+from harness.numerics.quant import LIMITS, QParams, accumulate, requantize, saturated_accumulator
 
 UNITS = 1.0
-INT16 = (-32768, 32767)
 
 
 def _nc(case: Case, x: np.ndarray) -> np.ndarray:
@@ -40,35 +38,6 @@ def _layout(case: Case, y: np.ndarray) -> np.ndarray:
 
 def _out(case: Case, acc: np.ndarray, p: QParams) -> np.ndarray:
     return _layout(case, requantize(case, acc, p).astype(np.float64))
-
-
-def saturated_accumulator(case: Case, x_nc: np.ndarray, w: np.ndarray, b: np.ndarray | None, p: QParams) -> np.ndarray:
-    """acc with u8*s8 pair sums saturated to int16 (forward convs; pads hold the zero point)."""
-    geo = case.geometry
-    assert geo is not None and not case.transpose
-    xp = np.pad(x_nc.astype(np.int64), [(0, 0), (0, 0), *geo.pads], constant_values=p.x_zero_point)
-    view = windows(xp, case.kernel_size, case.stride, case.dilation, ((0, 0),) * case.rank, case.groups)
-    g, cg = case.groups, case.in_channels // case.groups
-    wg = w.astype(np.int64).reshape(g, case.out_channels // g, cg, *case.kernel_size)
-    if cg % 2:  # the packed inner axis is padded to pairs with zeros
-        view = np.concatenate([view, np.zeros_like(view[:, :, :1])], axis=2)
-        wg = np.concatenate([wg, np.zeros_like(wg[:, :, :1])], axis=2)
-        cg += 1
-    r = case.rank
-    # products (N, G, O/g, C/g, *out, *k): x over out and k, w over k
-    xs = view[:, :, None]                                  # (N, G, 1, C, *out, *k)
-    ws = wg.reshape(g, -1, cg, *(1,) * r, *case.kernel_size)[None]  # (1, G, O, C, 1.., *k)
-    prod = xs * ws
-    pairs = prod.reshape(*prod.shape[:3], cg // 2, 2, *prod.shape[4:]).sum(axis=4)
-    sat = np.clip(pairs, *INT16)
-    axes = (3, *range(4 + r, 4 + 2 * r))  # channel pairs and kernel positions
-    acc = sat.sum(axis=axes)                                # (N, G, O/g, *out)
-    wsum = wg.sum(axis=tuple(range(2, 3 + r)))              # (G, O/g)
-    acc = acc - p.x_zero_point * wsum.reshape(1, g, -1, *(1,) * r)
-    acc = acc.reshape(acc.shape[0], case.out_channels, *acc.shape[3:])
-    if b is not None:
-        acc = acc + np.asarray(b, dtype=np.int64).reshape(1, -1, *(1,) * r)
-    return acc
 
 
 def quant_int16_pair_saturation(case: Case, inputs: Inputs, p: QParams) -> Iterator[np.ndarray]:

@@ -22,11 +22,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from harness.model.case import Case, Quant
-from harness.numerics.oracle import convolve
+from harness.numerics.oracle import convolve, windows
 
 LIMITS = {"uint8": (0, 255), "int8": (-128, 127)}
 STORAGE = {"uint8": np.uint8, "int8": np.int8}
 NARROW = 8  # narrow data: within this many steps of the zero point
+INT16 = (-32768, 32767)
 
 
 @dataclass(frozen=True)
@@ -115,3 +116,33 @@ def quant_reference(case: Case, x: np.ndarray, w: np.ndarray, b: np.ndarray | No
     if case.channels_last:
         y, scale = np.moveaxis(y, 1, -1), np.moveaxis(scale, 1, -1)
     return np.ascontiguousarray(y), np.ascontiguousarray(scale)
+
+
+# ---- a kernel path, simulated: what CPUs without VNNI compute (diagnosis, mutants) -----
+def saturated_accumulator(case: Case, x_nc: np.ndarray, w: np.ndarray, b: np.ndarray | None, p: QParams) -> np.ndarray:
+    """acc with u8*s8 pair sums saturated to int16 (forward convs; pads hold the zero point)."""
+    geo = case.geometry
+    assert geo is not None and not case.transpose
+    xp = np.pad(x_nc.astype(np.int64), [(0, 0), (0, 0), *geo.pads], constant_values=p.x_zero_point)
+    view = windows(xp, case.kernel_size, case.stride, case.dilation, ((0, 0),) * case.rank, case.groups)
+    g, cg = case.groups, case.in_channels // case.groups
+    wg = w.astype(np.int64).reshape(g, case.out_channels // g, cg, *case.kernel_size)
+    if cg % 2:  # the packed inner axis is padded to pairs with zeros
+        view = np.concatenate([view, np.zeros_like(view[:, :, :1])], axis=2)
+        wg = np.concatenate([wg, np.zeros_like(wg[:, :, :1])], axis=2)
+        cg += 1
+    r = case.rank
+    # products (N, G, O/g, C/g, *out, *k): x over out and k, w over k
+    xs = view[:, :, None]                                  # (N, G, 1, C, *out, *k)
+    ws = wg.reshape(g, -1, cg, *(1,) * r, *case.kernel_size)[None]  # (1, G, O, C, 1.., *k)
+    prod = xs * ws
+    pairs = prod.reshape(*prod.shape[:3], cg // 2, 2, *prod.shape[4:]).sum(axis=4)
+    sat = np.clip(pairs, *INT16)
+    axes = (3, *range(4 + r, 4 + 2 * r))  # channel pairs and kernel positions
+    acc = sat.sum(axis=axes)                                # (N, G, O/g, *out)
+    wsum = wg.sum(axis=tuple(range(2, 3 + r)))              # (G, O/g)
+    acc = acc - p.x_zero_point * wsum.reshape(1, g, -1, *(1,) * r)
+    acc = acc.reshape(acc.shape[0], case.out_channels, *acc.shape[3:])
+    if b is not None:
+        acc = acc + np.asarray(b, dtype=np.int64).reshape(1, -1, *(1,) * r)
+    return acc
