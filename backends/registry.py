@@ -21,6 +21,7 @@ REAL_BACKENDS: dict[str, str] = {
     "paddle-output-size": "backends.paddle_backend:PaddleOutputSizeBackend",
     "jax": "backends.jax_backend:JaxBackend",
     "onnxruntime": "backends.onnx.onnxruntime_backend:OnnxRuntimeBackend",
+    "onnxruntime-qdq": "backends.onnx.onnxruntime_backend:OnnxRuntimeQdqBackend",
     "openvino": "backends.onnx.openvino_backend:OpenVinoBackend",
     "torch-onnx-ort": "backends.onnx.torch_onnx_ort:TorchOnnxOrtBackend",
     "tf2onnx-ort": "backends.onnx.tf2onnx_ort:Tf2OnnxOrtBackend",

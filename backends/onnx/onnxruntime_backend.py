@@ -7,6 +7,13 @@ a deployed model takes. OrtBase is also the runtime of the converter paths
 (torch-onnx-ort, tf2onnx-ort, paddle2onnx-ort): with the same runtime on both sides,
 `onnxruntime` is their control.
 
+Quantized cases (uint8/int8, backends/onnx/qmodel.py): `onnxruntime` builds a QLinearConv node for
+conv ops and the QDQ form (DequantizeLinear -> ConvTranspose -> QuantizeLinear) for conv_transpose
+ops; `onnxruntime-qdq` builds the QDQ form for all six ops, so both QLinearConv and ORT's QDQ fusion
+are judged. The session saves its optimized model (SessionOptions.optimized_model_filepath, all
+else default) and the translation says which nodes ORT really ran: for QDQ, whether it fused the
+group into an integer kernel (QLinearConv / com.microsoft.QLinearConvTranspose) or kept float.
+
 Dtypes: ONNX Runtime has a Conv/ConvTranspose kernel per (provider, type); a case whose
 dtype has none there is `unsupported`, read live from its kernel registry (the CPU
 provider registers float only).
@@ -18,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from backends.base import Backend, Capabilities, Output, Rejected, first_line
+from backends.base import Backend, Capabilities, Output, Rejected, Unsupported, first_line
 from backends.onnx.model import (
     ONNX_EPILOGUE_OPS,
     build_model,
@@ -28,6 +35,7 @@ from backends.onnx.model import (
     residual_arrays,
     residual_inputs,
 )
+from backends.onnx.qmodel import build_quant_model, form_for, optimized_ops, quant_lines, quant_reason
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
 
@@ -103,11 +111,12 @@ class OrtBase(Backend):
         return f"sess = ort.InferenceSession(model.SerializeToString(), providers=[{PROVIDERS[device]!r}])"
 
     def run_model(self, model: bytes, x: np.ndarray, device: str,
-                  more: tuple[np.ndarray, ...] = ()) -> tuple[np.ndarray, str]:
-        """One InferenceSession on the serialized model, default options, x fed to its first input
-        and `more` (e.g. an epilogue's residuals) to the next ones in order; the first output and its dtype."""
+                  more: tuple[np.ndarray, ...] = (), options: Any = None) -> tuple[np.ndarray, str]:
+        """One InferenceSession on the serialized model, default options (or `options`, a SessionOptions),
+        x fed to its first input and `more` (e.g. an epilogue's residuals) to the next ones in order;
+        the first output and its dtype."""
         try:
-            sess = self.ort.InferenceSession(model, providers=[PROVIDERS[device]])
+            sess = self.ort.InferenceSession(model, sess_options=options, providers=[PROVIDERS[device]])
             y = sess.run(None, {i.name: a for i, a in zip(sess.get_inputs(), (x, *more))})[0]
         except Exception as exc:  # noqa: BLE001 - any framework exception is a finding
             raise Rejected(first_line(exc)) from None
@@ -121,13 +130,18 @@ class OnnxRuntimeBackend(OrtBase):
 
     name = "onnxruntime"
     epilogue_ops = ONNX_EPILOGUE_OPS
+    quant_form = "qlinear"  # conv ops: QLinearConv; conv_transpose ops: QDQ (ONNX has no QLinearConvTranspose)
+    quantized = "QLinearConv (conv ops); DequantizeLinear -> ConvTranspose -> QuantizeLinear (conv_transpose ops)"
     capabilities = Capabilities(
         padding=("symmetric", "asymmetric", "same (auto_pad SAME_UPPER)", "valid (auto_pad VALID)"),
         layouts=("channels_first", "channels_last: Transpose nodes around the node (exact permutation)"),
-        dtypes=("float32", "float16 (CPU: float32 between Casts ORT inserts)", "float64: where the provider registers it (CPU: no)"),
+        dtypes=("float32", "float16 (CPU: float32 between Casts ORT inserts)", "float64: where the provider registers it (CPU: no)",
+                "uint8, int8: QLinearConv (conv), QDQ (conv_transpose)"),
     )
 
     def supports(self, case: Case, device: str) -> str | None:
+        if case.quantized:
+            return quant_reason(case)
         return dtype_reason(case) or self.runtime_reason(case, device)
 
     def plan(self, case: Case, device: str) -> tuple[dict[str, Any], list[str], list[str]]:
@@ -139,6 +153,8 @@ class OnnxRuntimeBackend(OrtBase):
         return attrs, lines, notes
 
     def run(self, case: Case, inputs: Inputs, device: str) -> Output:
+        if case.quantized:
+            return self.run_quantized(case, inputs, device)
         attrs, lines, notes = self.plan(case, device)
         try:
             model = build_model(case, inputs.w, inputs.b, attrs, inputs.epilogue)
@@ -146,3 +162,54 @@ class OnnxRuntimeBackend(OrtBase):
             raise Rejected(first_line(exc)) from None
         arr, dtype = self.run_model(model.SerializeToString(), inputs.x, device, residual_arrays(case, inputs))
         return Output(arr, dtype, "\n".join(lines), notes=notes)
+
+    def run_quantized(self, case: Case, inputs: Inputs, device: str) -> Output:
+        """The QLinearConv or QDQ model (backends/onnx/qmodel.py) in a session that saves its optimized model."""
+        import os
+        import tempfile
+
+        reason = quant_reason(case, inputs)
+        if reason:
+            raise Unsupported(reason)
+        form = form_for(case, self.quant_form)
+        attrs, notes = node_attributes(case)
+        lines, notes = quant_lines(case, attrs, form, inputs, notes)
+        try:
+            model = build_quant_model(case, inputs, attrs, form)
+        except Exception as exc:  # noqa: BLE001 - onnx.checker refused the model: a finding
+            raise Rejected(first_line(exc)) from None
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "optimized.onnx")
+            options = self.ort.SessionOptions()
+            options.optimized_model_filepath = path
+            arr, dtype = self.run_model(model.SerializeToString(), inputs.x, device, options=options)
+            ops = optimized_ops(path) if os.path.exists(path) else []
+        lines += ["onnx.checker.check_model(model)",
+                  "so = ort.SessionOptions(); so.optimized_model_filepath = 'optimized.onnx'  # all else default",
+                  self.session_line(device).replace("])", "], sess_options=so)"), "y = sess.run(None, {'x': x})[0]"]
+        kept = [op for op in ops if op not in ("Transpose",)]
+        lines.append(f"# optimized graph: {' -> '.join(ops) or 'not saved'}")
+        if form == "qdq":
+            fused = not any(op in ("Conv", "ConvTranspose") for op in kept)
+            lines.append("# ORT fused the QDQ group into an integer kernel" if fused else
+                         "# ORT did NOT fuse the QDQ group: the conv runs in float between DequantizeLinear/QuantizeLinear")
+        return Output(arr, dtype, "\n".join(lines), notes=notes)
+
+
+class OnnxRuntimeQdqBackend(OnnxRuntimeBackend):
+    """Quantized cases only, every op in the QDQ form: ORT's QDQ fusion (QLinearConv from DQ -> Conv -> Q) judged."""
+
+    name = "onnxruntime-qdq"
+    quant_form = "qdq"
+    quantized = "DequantizeLinear -> Conv/ConvTranspose -> QuantizeLinear (QDQ), fused by ORT's graph optimizations"
+    epilogue_ops = ()
+    capabilities = Capabilities(
+        padding=("symmetric", "asymmetric", "same (auto_pad SAME_UPPER)", "valid (auto_pad VALID)"),
+        layouts=("channels_first", "channels_last: Transpose nodes around the model (exact permutation)"),
+        dtypes=("uint8, int8: QDQ (float cases: onnxruntime)",),
+    )
+
+    def supports(self, case: Case, device: str) -> str | None:
+        if not case.quantized:
+            return "onnxruntime-qdq runs quantized (uint8/int8) cases only; float cases: onnxruntime"
+        return quant_reason(case)

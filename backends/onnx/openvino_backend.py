@@ -7,6 +7,11 @@ part of what is under test: the CPU plugin lowers f32 models to bf16 on CPUs wit
 AVX512_BF16 or AMX and keeps f32 elsewhere. The precision the compiled model actually
 uses (its INFERENCE_PRECISION_HINT, read live) is in fingerprint() and in the host fact
 `openvino_inference_precision`, on which known issues select.
+
+Quantized cases (uint8/int8): the QDQ model (backends/onnx/qmodel.py) for all six ops,
+DequantizeLinear -> Conv/ConvTranspose -> QuantizeLinear, which OpenVINO's low-precision
+transformations turn into int8 convolution kernels (oneDNN inside the CPU plugin). The runtime
+precision of the compiled conv (its execution graph's runtimePrecision) is in the translation.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from backends.base import Backend, Capabilities, HostFact, Output, Rejected, first_line
+from backends.base import Backend, Capabilities, HostFact, Output, Rejected, Unsupported, first_line
 from backends.onnx.model import (
     ONNX_EPILOGUE_OPS,
     build_model,
@@ -25,6 +30,7 @@ from backends.onnx.model import (
     residual_arrays,
     residual_inputs,
 )
+from backends.onnx.qmodel import build_quant_model, quant_lines, quant_reason
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
 
@@ -36,10 +42,11 @@ class OpenVinoBackend(Backend):
     framework = "openvino"
     epilogue_ops = ONNX_EPILOGUE_OPS  # the epilogue as ONNX nodes (backends/onnx/model.py): OpenVINO may fuse them
     devices = ("cpu",)
+    quantized = "the ONNX QDQ model (DequantizeLinear -> Conv/ConvTranspose -> QuantizeLinear), low-precision transformations"
     capabilities = Capabilities(
         padding=("symmetric", "asymmetric", "same (auto_pad SAME_UPPER)", "valid (auto_pad VALID)"),
         layouts=("channels_first", "channels_last: Transpose nodes around the node (exact permutation)"),
-        dtypes=("float32", "float64", "float16", "bfloat16 (ONNX opset 22)"),
+        dtypes=("float32", "float64", "float16", "bfloat16 (ONNX opset 22)", "uint8, int8 (QDQ)"),
         devices=("cpu",),
     )
 
@@ -88,6 +95,8 @@ class OpenVinoBackend(Backend):
                 "cpu": str(self.core.get_property("CPU", "FULL_DEVICE_NAME"))}
 
     def supports(self, case: Case, device: str) -> str | None:
+        if case.quantized:
+            return quant_reason(case)
         # bfloat16: an opset-22 model (onnx_model.BFLOAT16_OPSET), which OpenVINO runs (found by --probe)
         return None if case.dtype == "bfloat16" else dtype_reason(case)
 
@@ -105,6 +114,8 @@ class OpenVinoBackend(Backend):
         return attrs, lines, notes
 
     def run(self, case: Case, inputs: Inputs, device: str) -> Output:
+        if case.quantized:
+            return self.run_quantized(case, inputs)
         attrs, lines, notes = self.plan(case)
         try:
             model = build_model(case, inputs.w, inputs.b, attrs, inputs.epilogue)
@@ -121,6 +132,38 @@ class OpenVinoBackend(Backend):
             y = y.view(ml_dtypes.bfloat16)
             lines.append("y = y.view(ml_dtypes.bfloat16)  # OpenVINO returns a bf16 output as float16-typed bits")
         return Output(y, str(y.dtype), "\n".join(lines), notes=notes)
+
+    def run_quantized(self, case: Case, inputs: Inputs) -> Output:
+        """The QDQ model compiled for CPU at default properties; the conv's runtime precision read back."""
+        reason = quant_reason(case, inputs)
+        if reason:
+            raise Unsupported(reason)
+        attrs, notes = node_attributes(case)
+        lines, notes = quant_lines(case, attrs, "qdq", inputs, notes)
+        try:
+            model = build_quant_model(case, inputs, attrs, "qdq")
+            compiled = self.compile(model.SerializeToString())
+            y = np.asarray(compiled({"x": inputs.x})[compiled.output(0)])
+            convs = conv_precisions(compiled)
+        except Exception as exc:  # noqa: BLE001 - any framework exception is a finding
+            raise Rejected(first_line(exc)) from None
+        lines += ["onnx.checker.check_model(model)",
+                  "compiled = ov.Core().compile_model(ov.Core().read_model(model.SerializeToString()), 'CPU')",
+                  "y = compiled({'x': x})[compiled.output(0)]",
+                  f"# execution graph convolutions (layerType: runtimePrecision/primitiveType): {convs or 'none found'}"]
+        return Output(y, str(y.dtype), "\n".join(lines), notes=notes)
+
+
+def conv_precisions(compiled: Any) -> str:
+    """The compiled model's convolution nodes as 'layerType: runtimePrecision/primitiveType' (execution graph)."""
+    found = []
+    for op in compiled.get_runtime_model().get_ordered_ops():
+        info = op.get_rt_info()
+        kind, prec, prim = (info[k].astype(str) if k in info else "?"
+                            for k in ("layerType", "runtimePrecision", "primitiveType"))
+        if "conv" in kind.lower():  # Convolution, Deconvolution
+            found.append(f"{kind}: {prec}/{prim}")
+    return ", ".join(found)
 
 
 def precision_name(t: Any) -> str:

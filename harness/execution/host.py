@@ -43,6 +43,8 @@ FACTS: dict[str, str] = {
     "torch_onednn_version": "oneDNN version torch was built with",
     "torch_mkl_version": "MKL version torch was built with",
     "torch_threads": "torch.get_num_threads()",
+    "torch_quantized_engine": "torch.backends.quantized.engine the torch.ao backend set in its worker (x86, fbgemm, onednn, qnnpack)",
+    "torch_quantized_engines": "torch.backends.quantized.supported_engines in this torch build (list)",
     "paddle_onednn": "Paddle built with oneDNN (MKLDNN) and FLAGS_use_mkldnn as read by Paddle",
     "tvm_target": "the TVM target string the backend compiles for",
     "jax_conv_impl": "what XLA lowered a float32 conv to in the worker: hlo-convolution (its own, Eigen on CPU) or a custom-call target",

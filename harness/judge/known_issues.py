@@ -43,6 +43,8 @@ def _as_list(v: Any) -> list:
 
 
 def _match_value(want: Any, have: Any) -> bool:
+    if isinstance(want, dict) and isinstance(have, dict):  # a sub-mapping (quant: {range: full}): each key
+        return all(_match_value(v, have.get(key)) for key, v in want.items())
     if isinstance(want, dict):
         nums = [x for x in (have if isinstance(have, list) else [have]) for x in (x if isinstance(x, list) else [x])]
         lo, hi = want.get("min", float("-inf")), want.get("max", float("inf"))
