@@ -10,6 +10,7 @@ Two backends: `paddle` gives a transposed output length by `output_padding`;
 `paddle-output-size` gives it by `output_size`, a separate path in Paddle's shape
 inference. Forward convolutions have no output_size, so that variant declares them
 unsupported instead of re-running what `paddle` already runs.
+An epilogue runs as paddle ops after the conv, in the case layout (backends/paddle_epilogue.py).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from backends import paddle_epilogue
 from backends.base import Backend, Capabilities, HostFact, Output, Rejected, first_line
 from harness.model.case import Case, resolve_geometry
 from harness.numerics.inputs import Inputs
@@ -76,6 +78,7 @@ class PaddleBackend(Backend):
     framework = "paddle"
     distribution = "paddlepaddle"
     use_output_size = False
+    epilogue_ops = paddle_epilogue.PADDLE_EPILOGUE_OPS
     capabilities = Capabilities(output_padding="native", **PADDLE_CAPS)
 
     def setup(self, device: str) -> None:
@@ -197,11 +200,21 @@ class PaddleBackend(Backend):
         if inputs.b is not None:
             lines.append(f"b = paddle.to_tensor(b){cast}")
         lines.append(self.call_line(case, inputs.b is not None))
+        if case.epilogue:
+            named = [*paddle_epilogue.buffers(case, inputs.epilogue), *paddle_epilogue.residuals(case, inputs.epilogue)]
+            if named:
+                lines.append(f"{', '.join(named)} = (paddle.to_tensor(v){cast} for v in ({', '.join(named)}{',' if len(named) == 1 else ''}))"
+                             "  # epilogue constants (case dtype), residuals (y's shape)")
+            lines += paddle_epilogue.lines(case, kw["data_format"], inputs.epilogue)
         try:
             x, w = self.to_tensor(inputs.x), self.to_tensor(inputs.w)
             b = None if inputs.b is None else self.to_tensor(inputs.b)
             with paddle.no_grad():
                 y = getattr(F, fn_name)(x, w, b, **kw)
+                if case.epilogue:
+                    tensors = {k: self.to_tensor(v) for k, v in {**paddle_epilogue.buffers(case, inputs.epilogue),
+                                                                   **paddle_epilogue.residuals(case, inputs.epilogue)}.items()}
+                    y = paddle_epilogue.apply(paddle, case, kw["data_format"], y, tensors, inputs.epilogue)
             arr, dtype = self.to_numpy(y)
         except Exception as exc:  # noqa: BLE001 - any framework exception is a finding
             raise Rejected(first_line(exc)) from None

@@ -46,6 +46,7 @@ FACTS: dict[str, str] = {
     "torch_quantized_engine": "torch.backends.quantized.engine the torch.ao backend set in its worker (x86, fbgemm, onednn, qnnpack)",
     "torch_quantized_engines": "torch.backends.quantized.supported_engines in this torch build (list)",
     "paddle_onednn": "Paddle built with oneDNN (MKLDNN) and FLAGS_use_mkldnn as read by Paddle",
+    "paddle_inference_onednn": "whether a default CPU paddle.inference Config runs oneDNN (Config.mkldnn_enabled())",
     "tvm_target": "the TVM target string the backend compiles for",
     "jax_conv_impl": "what XLA lowered a float32 conv to in the worker: hlo-convolution (its own, Eigen on CPU) or a custom-call target",
     "jax_f32_conv_dtype": "element type XLA's optimized HLO convolves float32 in (live compile)",
