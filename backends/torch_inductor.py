@@ -1,16 +1,118 @@
-"""torch-inductor: being written (issue 24). Until then every case answers unsupported."""
+"""torch-inductor: the conv and its epilogue as one nn.Module compiled by `torch.compile` (inductor),
+the way a PyTorch model is deployed for inference.
+
+The module is backends/torch_module.py's (the torch backend's identities: F.pad before an
+asymmetric conv, a slice after an asymmetric transpose, movedim for channels_last), with the
+epilogue applied by backends/torch_epilogue.py inside its forward: weight, bias and per-channel
+epilogue constants are parameters/buffers, each residual an input after x (so it is not folded).
+It is compiled with `torch.compile(model, backend="inductor", fullgraph=True)` and called under
+`torch.no_grad()` with `torch._inductor.config.freezing = True`, the inference setting in which
+inductor constant-folds the parameters and buffers (e.g. a conv followed by constants) and prepacks
+weights. fullgraph=True makes a graph break an error; dynamo is reset after every case so no case
+meets its recompile limit, and a call that did not compile a graph is refused, not passed as eager.
+
+Inductor's caches live under `$CONVDIFF_CACHE/inductor` (default `.convdiff-cache/inductor`); the
+FX graph cache is keyed by torch itself.
+"""
 
 from __future__ import annotations
 
-from backends.base import Backend, Output, Unsupported
-from harness.model.case import Case
+import os
+from pathlib import Path
+from typing import Any
+
+from backends import torch_epilogue
+from backends.base import Backend, Capabilities, Output, Rejected, first_line
+from backends.torch_backend import TorchBackend
+from backends.torch_module import conv_module, epilogue_lines, module_plan, to_tensor
+from harness.model.case import EPILOGUE_OPS, Case
 from harness.numerics.inputs import Inputs
 
 
-class TorchInductorBackend(Backend):
+def cache_dir() -> Path | None:
+    """Where inductor keeps its caches, or None when CONVDIFF_CACHE switches caching off."""
+    base = os.environ.get("CONVDIFF_CACHE", ".convdiff-cache")
+    if base.lower() in ("off", "0", "none", ""):
+        return None
+    return (Path(base) / "inductor").resolve()
+
+
+class TorchInductorBackend(TorchBackend):
+    """torch.nn module with the epilogue -> torch.compile(backend="inductor", fullgraph=True), frozen."""
+
     name = "torch-inductor"
     framework = "torch"
-    devices = ("cpu",)
+    devices = ("cpu", "cuda")
+    epilogue_ops = EPILOGUE_OPS
+    capabilities = Capabilities(
+        padding=("symmetric", "same (conv, stride 1)", "valid (conv)"),
+        padding_identities=("asymmetric conv: F.pad in forward, then VALID", "same with stride > 1: explicit pads",
+                            "asymmetric transpose: symmetric then slice in forward"),
+        layouts=("channels_first", "channels_last: movedim in forward (exact permutation)"),
+        gradients="none",
+    )
+
+    def setup(self, device: str) -> None:
+        root = cache_dir()
+        if root is not None:  # read by inductor when it first compiles
+            os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(root)
+        super().setup(device)
+        import torch._dynamo
+        import torch._inductor.config
+
+        self.dynamo = torch._dynamo
+        self.inductor_config = torch._inductor.config
+        if root is None:
+            self.inductor_config.fx_graph_cache = False
+
+    def fingerprint(self, device: str) -> dict[str, str]:
+        return {**super().fingerprint(device), "freezing": "True"}
+
+    def translation(self, case: Case, inputs: Inputs, cls: str, args: dict[str, Any], body: list[str]) -> list[str]:
+        """The module, its forward and the compile call as a user writes them."""
+        names = list(torch_epilogue.residuals(case, inputs.epilogue))
+        buffers = [f"{k}: {tuple(v.shape)}" for k, v in torch_epilogue.buffers(case, inputs.epilogue).items()]
+        if case.epilogue and inputs.epilogue:  # on NC*, before the channels_last movedim back (invalid cases: none drawn)
+            tail = body[-1:] if case.channels_last else []
+            body = [*body[:len(body) - len(tail)], *epilogue_lines(case, inputs.epilogue), *tail]
+        args_code = ", ".join(["x", *names])
+        return [f"m = torch.nn.{cls}(" + ", ".join(f"{k}={v!r}" for k, v in args.items())
+                + f", dtype=torch.{case.dtype})  # weight/bias = case inputs",
+                *([f"buffers (case constants): {', '.join(buffers)}"] if buffers else []),
+                f"forward({args_code}): " + "; ".join(body),
+                "torch._inductor.config.freezing = True",
+                'cmodel = torch.compile(model.eval(), backend="inductor", fullgraph=True)',
+                f"with torch.no_grad(): y = cmodel({args_code})"]
 
     def run(self, case: Case, inputs: Inputs, device: str) -> Output:
-        raise Unsupported("torch-inductor: adapter not written yet")
+        torch = self.torch
+        cls, args, pre_pad, crop, body, notes = module_plan(case)
+        lines = self.translation(case, inputs, cls, args, body)
+        args_in = [to_tensor(a).to(device) for a in (inputs.x, *torch_epilogue.residuals(case, inputs.epilogue).values())]
+        stats = self.dynamo.utils.counters["stats"]
+        self.dynamo.reset()  # a fresh compile per case: never dynamo's recompile limit
+        before = stats["unique_graphs"]
+        try:
+            model = conv_module(case, inputs, cls, args, pre_pad, crop, epilogue=True).to(device)
+            compiled = torch.compile(model, backend="inductor", fullgraph=True)
+            with torch.no_grad(), self.inductor_config.patch(freezing=True):
+                y = compiled(*args_in)
+        except Exception as exc:  # noqa: BLE001 - dynamo or inductor raised on a valid case: a finding
+            raise Rejected(rejection(exc)) from None
+        finally:
+            graphs = stats["unique_graphs"] - before
+            self.dynamo.reset()
+        if graphs < 1:  # dynamo fell back to eager: what ran is not inductor's code
+            raise Rejected("torch.compile compiled no graph (dynamo ran the module eagerly)")
+        arr, dtype = self.to_numpy(y)
+        tf32 = device == "cuda" and case.dtype == "float32" and bool(torch.backends.cudnn.allow_tf32)
+        return Output(arr, dtype, "\n".join(lines), tf32=tf32, notes=notes)
+
+    run_gradients = Backend.run_gradients  # not TorchBackend's eager autograd: no compiled backward here
+
+
+def rejection(exc: BaseException) -> str:
+    """The exception's first line; for dynamo's BackendCompilerFailed (whose first line only says
+    "backend='inductor' raised:"), the first line of the exception inductor raised."""
+    inner = getattr(exc, "inner_exception", None)
+    return f"{type(exc).__name__}: {first_line(inner)}" if isinstance(inner, BaseException) else first_line(exc)

@@ -1,8 +1,11 @@
-"""A torch nn.ConvNd / nn.ConvTransposeNd module holding a case's weights: what the importer
-and exporter paths (tvm-torch-import, torch-onnx-ort) hand to their converters.
+"""A torch nn.ConvNd / nn.ConvTransposeNd module holding a case's weights: what the importer,
+exporter and compiler paths (tvm-torch-import, torch-onnx-ort, torch-inductor) hand to their converters.
 
 The module uses the torch backend's own translation (the same identities), with the input
-pad and output crop inside forward, and channels_last as movedim around the layer.
+pad and output crop inside forward, and channels_last as movedim around the layer. With
+`epilogue=True` the case's epilogue follows the conv (backends/torch_epilogue.py) on the NC* tensor,
+before the channels_last movedim back: its per-channel constants are buffers, each residual an input
+after x. Without it (the export paths) the module and its forward are the bare conv.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from backends import torch_epilogue
 from backends.torch_backend import TorchBackend
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
@@ -37,8 +41,11 @@ def module_plan(case: Case) -> tuple[str, dict[str, Any], list | None, list | No
 
 
 def conv_module(case: Case, inputs: Inputs, cls: str, args: dict[str, Any], pre_pad: list | None,
-                crop: list | None) -> Any:
-    """The module of `module_plan`, weights set, in eval mode (imports torch: call it in a worker)."""
+                crop: list | None, epilogue: bool = False) -> Any:
+    """The module of `module_plan`, weights set, in eval mode (imports torch: call it in a worker).
+
+    With `epilogue`, the case's epilogue too: forward(x, *residuals), residuals in the case layout
+    in `torch_epilogue.residuals` order."""
     import torch
     import torch.nn.functional as F
 
@@ -54,16 +61,50 @@ def conv_module(case: Case, inputs: Inputs, cls: str, args: dict[str, Any], pre_
         def forward(self, x: Any) -> Any:
             if case.channels_last:
                 x = x.movedim(-1, 1)
+            y = self.conv(x)
+            if case.channels_last:
+                y = y.movedim(1, -1)
+            return y
+
+        def conv(self, x: Any) -> Any:
+            """The pad, layer and crop on an NC* tensor."""
             if pre_pad:
                 x = F.pad(x, [v for pair in reversed(pre_pad) for v in pair])
             y = self.m(x)
             if crop:
                 y = y[(slice(None), slice(None), *(slice(cb, y.shape[2 + i] - ca) for i, (cb, ca) in enumerate(crop)))]
+            return y
+
+    class EpilogueModel(Model):
+        def __init__(self) -> None:
+            super().__init__()
+            for name, value in torch_epilogue.buffers(case, inputs.epilogue).items():
+                self.register_buffer(name, to_tensor(value).clone())
+            self.residual_names = list(torch_epilogue.residuals(case, inputs.epilogue))
+            # scalars as Python floats: literals in the traced code, as a user writes `y * 1.5`
+            # (a NumPy array read inside forward would be traced as a graph input instead)
+            self.scalars = tuple({k: float(v) for k, v in d.items() if np.ndim(v) == 0} for d in inputs.epilogue)
+
+        def forward(self, x: Any, *residuals: Any) -> Any:
+            if case.channels_last:
+                x, residuals = x.movedim(-1, 1), tuple(r.movedim(-1, 1) for r in residuals)
+            consts = {**dict(self.named_buffers()), **dict(zip(self.residual_names, residuals))}
+            y, _ = torch_epilogue.apply(case, self.conv(x), consts, self.scalars)
             if case.channels_last:
                 y = y.movedim(1, -1)
             return y
 
-    return Model().eval()
+    return (EpilogueModel() if epilogue and case.epilogue else Model()).eval()
+
+
+def epilogue_lines(case: Case, scalars: tuple[dict[str, np.ndarray], ...]) -> list[str]:
+    """The epilogue's forward lines as `torch_epilogue.apply` writes them (run on a (1, C, 1...) probe)."""
+    import torch
+
+    probe = torch.ones((1, case.out_channels, *(1,) * case.rank), dtype=torch.float64)
+    consts = {k: torch.ones(v.shape, dtype=torch.float64) for k, v in torch_epilogue.buffers(case, scalars).items()}
+    consts.update((k, probe) for k in torch_epilogue.residuals(case, scalars))
+    return torch_epilogue.apply(case, probe, consts, scalars)[1]
 
 
 def to_tensor(a: np.ndarray) -> Any:
