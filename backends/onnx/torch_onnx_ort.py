@@ -18,10 +18,11 @@ from typing import Any
 
 import numpy as np
 
+from backends import torch_epilogue
 from backends.base import Capabilities, Output, Rejected, first_line
 from backends.onnx.onnxruntime_backend import OrtBase
-from backends.torch_module import conv_module, module_plan, to_tensor
-from harness.model.case import Case
+from backends.torch_module import conv_module, epilogue_lines, module_plan, to_tensor
+from harness.model.case import EPILOGUE_OPS, Case
 from harness.numerics.inputs import Inputs
 
 
@@ -29,6 +30,7 @@ class TorchOnnxOrtBackend(OrtBase):
     """torch.nn module -> torch.onnx.export (default exporter, default opset) -> onnxruntime."""
 
     name = "torch-onnx-ort"
+    epilogue_ops = EPILOGUE_OPS  # in the module's forward: exported as ONNX nodes after the conv
     runtime_name = "torch-onnx-ort"
     capabilities = Capabilities(
         padding=("symmetric", "same (conv, stride 1)", "valid (conv)"),
@@ -69,12 +71,13 @@ class TorchOnnxOrtBackend(OrtBase):
                crop: list | None) -> bytes:
         """The module with the case's weights, exported by torch.onnx.export into memory."""
         torch = self.torch
-        model = conv_module(case, inputs, cls, args, pre_pad, crop)
+        model = conv_module(case, inputs, cls, args, pre_pad, crop, epilogue=bool(case.epilogue))
+        residuals = torch_epilogue.residuals(case, inputs.epilogue)
         buf = io.BytesIO()
         with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), torch.no_grad():
             warnings.simplefilter("ignore")
-            torch.onnx.export(model, (to_tensor(inputs.x),), buf, input_names=["x"],
-                              output_names=["y"])
+            torch.onnx.export(model, (to_tensor(inputs.x), *map(to_tensor, residuals.values())), buf,
+                              input_names=["x", *residuals], output_names=["y"])
         return buf.getvalue()
 
     def run(self, case: Case, inputs: Inputs, device: str) -> Output:
@@ -85,11 +88,13 @@ class TorchOnnxOrtBackend(OrtBase):
             raise Rejected(first_line(exc)) from None
         lines = [f"m = torch.nn.{cls}(" + ", ".join(f"{k}={v!r}" for k, v in args.items())
                  + f", dtype=torch.{case.dtype})  # weight/bias = case inputs",
-                 "forward: " + "; ".join(body),
-                 f"torch.onnx.export(model, (x,), f, input_names=['x'], output_names=['y'])  # {self.exporter}; {exported_by(model)}",
+                 "forward: " + "; ".join(body), *epilogue_lines(case, inputs.epilogue),
+                 f"torch.onnx.export(model, (x, *residuals), f, input_names=['x', *residuals], output_names=['y'])"
+                 f"  # {self.exporter}; {exported_by(model)}",
                  self.session_line(device).replace("model.SerializeToString()", "f.getvalue()"),
-                 "y = sess.run(None, {'x': x})[0]"]
-        arr, dtype = self.run_model(model, inputs.x, device)
+                 "y = sess.run(None, {'x': x, **residuals})[0]"]
+        more = tuple(torch_epilogue.residuals(case, inputs.epilogue).values())
+        arr, dtype = self.run_model(model, inputs.x, device, more)
         return Output(np.asarray(arr), dtype, "\n".join(lines), notes=notes)
 
 

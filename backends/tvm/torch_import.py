@@ -13,11 +13,12 @@ from typing import Any
 
 import numpy as np
 
+from backends import torch_epilogue
 from backends.base import Capabilities, Output, Rejected, first_line
-from backends.torch_module import conv_module, module_plan, to_tensor
+from backends.torch_module import conv_module, epilogue_lines, module_plan, to_tensor
 from backends.tvm.cache import array_digest
 from backends.tvm.direct import TvmBase
-from harness.model.case import Case
+from harness.model.case import EPILOGUE_OPS, Case
 from harness.numerics.inputs import Inputs
 
 
@@ -25,6 +26,7 @@ class TvmTorchImportBackend(TvmBase):
     """torch.nn.ConvNd / ConvTransposeNd, exported and imported into Relax."""
 
     name = "tvm-torch-import"
+    epilogue_ops = EPILOGUE_OPS  # in the module's forward, imported with it
     capabilities = Capabilities(
         padding=("symmetric", "same (conv, stride 1)", "valid (conv)"),
         padding_identities=("asymmetric conv: F.pad in forward, then VALID", "same with stride > 1: explicit pads",
@@ -47,15 +49,17 @@ class TvmTorchImportBackend(TvmBase):
         import torch
         from tvm.relax.frontend.torch import from_exported_program
 
-        model = conv_module(case, inputs, cls, args, pre_pad, crop)
-        example = to_tensor(inputs.x)
+        model = conv_module(case, inputs, cls, args, pre_pad, crop, epilogue=bool(case.epilogue))
+        example = (to_tensor(inputs.x), *map(to_tensor, torch_epilogue.residuals(case, inputs.epilogue).values()))
         with torch.no_grad():
-            ep = torch.export.export(model, (example,))
+            ep = torch.export.export(model, example)
         return from_exported_program(ep, unwrap_unit_return_tuple=True)
 
     def run(self, case: Case, inputs: Inputs, device: str) -> Output:
         cls, args, pre_pad, crop, lines, notes = self.plan(case)
-        key = self.key(case, device, weights=array_digest(inputs.w, inputs.b))
+        lines[-1:-1] = epilogue_lines(case, inputs.epilogue)
+        key = self.key(case, device, weights=array_digest(inputs.w, inputs.b, *(
+            v for c in inputs.epilogue for k, v in sorted(c.items()) if k != "r")), epilogue=list(case.epilogue))
 
         def make_mod() -> Any:
             try:
@@ -64,6 +68,6 @@ class TvmTorchImportBackend(TvmBase):
                 raise Rejected(first_line(exc)) from None
 
         vm, how = self.compile_cached(key, device, make_mod)
-        arr, dtype = self.invoke(vm, [inputs.x], device)
+        arr, dtype = self.invoke(vm, [inputs.x, *torch_epilogue.residuals(case, inputs.epilogue).values()], device)
         lines += [how, "y = relax.VirtualMachine(exe, dev)['main'](x)"]
         return Output(np.asarray(arr), dtype, "\n".join(lines), notes=notes)
