@@ -176,7 +176,7 @@ class LiteRtBackend(Backend):
         padding_identities=("conv1d/3d pairs: tf.pad then VALID",
                             "conv_transpose1d/3d pairs: VALID with output_shape, then crop"),
         output_padding="via output_shape",
-        dilation="conv (CONV_2D, CONV_3D), conv_transpose3d (CONV_3D_TRANSPOSE); conv_transpose1d/2d: none "
+        dilation="conv (CONV_2D, CONV_3D), transpose3d (CONV_3D_TRANSPOSE); transpose1d/2d: none "
                  "(TRANSPOSE_CONV has no dilation)",
         groups="conv1d/2d (CONV_2D with filter I/g); transpose1d/2d: converted, refused by TRANSPOSE_CONV at run "
                "time; conv3d, transpose3d: none (tf.nn has no groups)",

@@ -20,6 +20,11 @@ ROUTES: dict[str, tuple[str, ...]] = {
     "torch-onnx-ort": ("onnxruntime",),            # torch states every cell; the runtime's registry decides
     "tf2onnx-ort": ("tensorflow", "onnxruntime"),
     "paddle2onnx-ort": ("paddle", "onnxruntime"),  # Paddle builds the layer (on the CPU), the runtime runs it
+    "tensorflow-graph": ("tensorflow",),           # the same tf.nn calls, traced
+    "tf-xla": ("tensorflow",),
+    "paddle-inference": ("paddle",),               # the same paddle calls, saved and run by the predictor
+    "litert": ("tvm-tflite-import",),              # the TFLite converter decides what a TFLite model can say
+    "litert-ref": ("tvm-tflite-import",),
 }
 
 # Cells every attempt must express and get right: an attempt that refuses everything proves nothing.

@@ -76,6 +76,6 @@ def test_corpus_size_and_smoke_tier():
     cases = load_cases(["cases"])
     assert len(cases) >= 200
     smoke = [c for c in cases if c.tier == "smoke"]
-    assert 25 <= len(smoke) <= 80
+    assert 25 <= len(smoke) <= 100
     assert {c.op for c in smoke} == {"conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"}
-    assert {c.dtype for c in cases} == {"float32", "float64", "float16", "bfloat16"}
+    assert {c.dtype for c in cases} == {"float32", "float64", "float16", "bfloat16", "uint8", "int8"}

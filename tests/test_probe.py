@@ -102,6 +102,8 @@ def test_no_declared_unsupported_cell_is_expressible(measured: dict[str, dict[st
 
     cells: dict[str, list[tuple[str, str]]] = {}  # backend -> its declared-unsupported cells
     for name, results in measured.items():
+        if get_backend(name).quantized and not get_backend(name).capabilities.dtypes[0].startswith("float"):
+            continue  # a quantized-only target: float cells are outside its scope, not a capability claim
         ops = get_backend(name).capabilities.ops  # a variant's scope is not a capability claim
         cells[name] = [cid for cid, cell in results.items() if cell.result == "unsupported" and BY_ID[cid].op in ops]
     routes = {name: ROUTES.get(name, (name,)) for name, ids in cells.items() if ids}
