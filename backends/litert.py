@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from backends.base import Backend, Capabilities, Output, Rejected, first_line
+from backends.digest import baked_arrays_digest
 from backends.tf_epilogue import TF_EPILOGUE_OPS, Epilogue, residual_names
 from backends.tf_util import NODE_PREFIX, weight_transpose
 from harness.model.case import Case
@@ -87,21 +88,8 @@ def converter_message(exc: BaseException) -> str:
 
 
 def constants_digest(case: Case, inputs: Inputs) -> str:
-    """sha256 over every array the converter bakes into the model: w, b and the epilogue constants
-    (residuals are model inputs, not constants)."""
-    h = hashlib.sha256()
-    arrays: list[tuple[str, Any]] = [("w", inputs.w), ("b", inputs.b)]
-    for i, (name, consts) in enumerate(zip(case.epilogue, inputs.epilogue)):
-        arrays += [(f"{i}.{name}.{k}", v) for k, v in sorted(consts.items()) if k != "r"]
-    for label, arr in arrays:
-        h.update(label.encode())
-        if arr is None:
-            h.update(b"none")
-            continue
-        a = np.ascontiguousarray(arr)
-        h.update(f"{a.dtype.str}{a.shape}".encode())
-        h.update(a.tobytes())
-    return h.hexdigest()
+    """sha256 over every array the converter bakes into the model (backends/digest.py)."""
+    return baked_arrays_digest(case, inputs)
 
 
 def source_digest() -> str:

@@ -31,6 +31,7 @@ import numpy as np
 
 from backends import paddle_epilogue
 from backends.base import Backend, Capabilities, HostFact, Output, Rejected, Unsupported, first_line
+from backends.digest import baked_arrays_digest
 from backends.paddle_backend import FUNCTIONS, PADDLE_CAPS, PaddleBackend
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
@@ -151,18 +152,7 @@ class PaddleInferenceBackend(Backend):
                 "fn": FUNCTIONS[case.op][0], "kw": self.pdb.translate(case), "dtype": case.dtype,
                 "inputs": input_specs(case), "epilogue": list(case.epilogue), "bias": inputs.b is not None}
         h.update(json.dumps(spec, sort_keys=True, default=str).encode())
-        arrays: list[tuple[str, Any]] = [("w", inputs.w), ("b", inputs.b)]
-        for i, (name, consts) in enumerate(zip(case.epilogue, inputs.epilogue)):
-            arrays += [(f"{i}.{name}.{k}", v) for k, v in sorted(consts.items()) if k != "r"]
-        for label, arr in arrays:
-            h.update(label.encode())
-            if arr is None:
-                h.update(b"none")
-                continue
-            a = np.ascontiguousarray(arr)
-            h.update(f"{a.dtype.str}{a.shape}".encode())
-            h.update(a.tobytes())
-        return h.hexdigest()
+        return baked_arrays_digest(case, inputs, h)
 
     def layer(self, case: Case, inputs: Inputs) -> Any:
         """The paddle.nn.Layer: conv parameters, epilogue buffers, forward = conv + bias + epilogue."""

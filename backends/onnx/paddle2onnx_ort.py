@@ -6,7 +6,7 @@ native, SAME/VALID as Paddle's own, output_padding, data_format for both layouts
 exported by `paddle.onnx.export` (paddle2onnx, at its defaults) into a temporary
 directory that is removed afterwards, and the model is run by ONNX Runtime. An epilogue
 follows the conv in a wrapping paddle.nn.Layer, in paddle ops as a Paddle user writes them
-(EPILOGUE_CALLS): per-channel constants are the layer's buffers (exported as initializers),
+(backends/paddle_epilogue.py): per-channel constants are the layer's buffers (exported as initializers),
 scalars Python floats, each residual a forward() argument (a graph input). Only paddle,
 paddle2onnx, onnx and onnxruntime are imported in the worker.
 """
@@ -23,23 +23,18 @@ from typing import Any
 
 import numpy as np
 
+from backends import paddle_epilogue
 from backends.base import Capabilities, Output, Rejected, first_line
 from backends.onnx.model import residual_arrays, residual_inputs
 from backends.onnx.onnxruntime_backend import OrtBase
 from backends.onnx.torch_onnx_ort import exported_by
 from backends.paddle_backend import PADDLE_CAPS, PaddleBackend
-from harness.model.case import BATCH_NORM_EPS, CLAMP_RANGE, EPILOGUE_OPS, LEAKY_SLOPE, Case
+from harness.model.case import EPILOGUE_OPS, Case
 from harness.numerics.inputs import Inputs
 
 LAYERS = {"conv": "Conv{r}D", "conv_transpose": "Conv{r}DTranspose"}
 TMP_PREFIX = "convdiff-paddle2onnx-"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
-EPILOGUE_CALLS = {  # activation -> the call as code (y is the argument)
-    "relu": "F.relu(y)", "relu6": "F.relu6(y)", "leaky_relu": f"F.leaky_relu(y, negative_slope={LEAKY_SLOPE})",
-    "sigmoid": "F.sigmoid(y)", "tanh": "paddle.tanh(y)", "gelu": "F.gelu(y, approximate=False)",
-    "hardswish": "F.hardswish(y)", "silu": "F.silu(y)", "clamp": f"paddle.clip(y, {CLAMP_RANGE[0]}, {CLAMP_RANGE[1]})",
-}
-BN_KEYS = ("mean", "var", "gamma", "beta")
 MAX_RESIDUALS = 4  # the wrapping layer's forward(x, r0, ..., r3)
 
 
@@ -165,52 +160,24 @@ def input_specs(case: Case) -> list[tuple[str, list[int]]]:
     return [("x", list(case.input_shape)), *((n, list(case.output_shape)) for n in residual_inputs(case))]
 
 
-def channel_view(case: Case, data_format: str) -> list[int]:
-    """The broadcast shape of a per-channel vector in the layer's data_format."""
-    ones = [1] * case.rank
-    return [1, *ones, -1] if data_format.endswith("C") else [1, -1, *ones]
-
-
 def epilogue_layer(paddle: Any, conv: Any, case: Case, constants: tuple[dict[str, np.ndarray], ...],
                    data_format: str) -> Any:
-    """A paddle.nn.Layer: `conv`, then the epilogue; per-channel constants as its buffers."""
-    import paddle.nn.functional as F
-
-    view = channel_view(case, data_format)
-    n_res = case.epilogue.count("residual")
-    acts = {"relu": F.relu, "relu6": F.relu6, "leaky_relu": lambda t: F.leaky_relu(t, negative_slope=LEAKY_SLOPE),
-            "sigmoid": F.sigmoid, "tanh": paddle.tanh, "gelu": lambda t: F.gelu(t, approximate=False),
-            "hardswish": F.hardswish, "silu": F.silu, "clamp": lambda t: paddle.clip(t, *CLAMP_RANGE)}
+    """A paddle.nn.Layer: `conv`, then the epilogue as backends/paddle_epilogue.py writes it;
+    per-channel constants as its buffers (exported as initializers), residuals as inputs."""
+    names = list(paddle_epilogue.residuals(case, constants))
 
     class Epilogued(paddle.nn.Layer):  # type: ignore[misc, name-defined]
         def __init__(self) -> None:
             super().__init__()
             self.conv = conv
-            for i, (name, consts) in enumerate(zip(case.epilogue, constants)):
-                for k, a in consts.items():
-                    if k != "r" and a.ndim:
-                        self.register_buffer(f"{name}{i}_{k}", paddle.to_tensor(a))
+            for k, a in paddle_epilogue.buffers(case, constants).items():
+                self.register_buffer(k, paddle.to_tensor(a))
 
         def forward(self, x: Any, r0: Any = None, r1: Any = None, r2: Any = None, r3: Any = None) -> Any:
             # named arguments: paddle.jit.to_static counts forward()'s parameters, *args is refused
-            y, res = self.conv(x), [r0, r1, r2, r3][:n_res]
-            for i, name in enumerate(case.epilogue):
-                y = self.step(i, name, y, res, acts)
-            return y
-
-        def step(self, i: int, name: str, y: Any, res: list[Any], acts: dict[str, Any]) -> Any:
-            if name in acts:
-                return acts[name](y)
-            if name == "residual":
-                return paddle.add(y, res.pop(0))
-            if name == "batch_norm":
-                m, v, g, b = (getattr(self, f"{name}{i}_{k}") for k in BN_KEYS)
-                return F.batch_norm(y, m, v, g, b, training=False, epsilon=BATCH_NORM_EPS, data_format=data_format)
-            if name in ("mul_scalar", "add_scalar"):
-                c = float(np.asarray(constants[i]["c"], dtype=np.float64))
-                return y * c if name == "mul_scalar" else y + c
-            c = paddle.reshape(getattr(self, f"{name}{i}_c"), view)
-            return {"scale": paddle.multiply, "divide": paddle.divide, "shift": paddle.add}[name](y, c)
+            tensors = {k: getattr(self, k) for k in paddle_epilogue.buffers(case, constants)}
+            tensors.update(zip(names, [r0, r1, r2, r3]))
+            return paddle_epilogue.apply(paddle, case, data_format, self.conv(x), tensors, constants)
 
     return Epilogued()
 
@@ -219,20 +186,5 @@ def epilogue_lines(case: Case, data_format: str, constants: tuple[dict[str, np.n
     """The epilogue as the translation's lines (inside the wrapping layer's forward)."""
     if not case.epilogue:
         return []
-    view = channel_view(case, data_format)
-    lines = ["# wrapping Layer: forward(x, r0, ...): y = conv(x), then (per-channel constants are its buffers)"]
-    for i, name in enumerate(case.epilogue):
-        if name in EPILOGUE_CALLS:
-            lines.append(f"y = {EPILOGUE_CALLS[name]}")
-        elif name == "residual":
-            lines.append(f"y = paddle.add(y, residual{i})  # an input of y's shape")
-        elif name == "batch_norm":
-            lines.append(f"y = F.batch_norm(y, *(self.batch_norm{i}_{{k}} for k in {BN_KEYS}), training=False, "
-                         f"epsilon={BATCH_NORM_EPS}, data_format={data_format!r})")
-        elif name in ("mul_scalar", "add_scalar"):
-            c = float(np.asarray(constants[i]["c"], dtype=np.float64))
-            lines.append(f"y = y {'*' if name == 'mul_scalar' else '+'} {c!r}")
-        else:
-            fn = {"scale": "multiply", "divide": "divide", "shift": "add"}[name]
-            lines.append(f"y = paddle.{fn}(y, paddle.reshape(self.{name}{i}_c, {view}))")
-    return lines
+    return ["# wrapping Layer: forward(x, r0, ...): y = conv(x), then (per-channel constants are its buffers)",
+            *paddle_epilogue.lines(case, data_format, constants, prefix="self.")]

@@ -18,12 +18,13 @@ Compiled modules are cached as `tvm`'s are, keyed additionally by a digest of th
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from backends.base import Capabilities, Output, Unsupported
+from backends.base import Output, Unsupported
 from backends.tvm import epilogue as tvm_epilogue
 from backends.tvm.cache import array_digest
 from backends.tvm.direct import TvmBackend
@@ -37,14 +38,7 @@ class TvmBoundBackend(TvmBackend):
     """Direct Relax ops with w, b and the epilogue constants bound as constants (BindParams)."""
 
     name = "tvm-bound"
-    epilogue_ops = tvm_epilogue.OPS
-    capabilities = Capabilities(
-        padding=("symmetric", "asymmetric"),
-        padding_identities=("same/valid: the explicit (before, after) pairs they resolve to",
-                            "transpose SAME tail (kernel < stride): output_padding"),
-        output_padding="native",
-        gradients="none",
-    )
+    capabilities = dataclasses.replace(TvmBackend.capabilities, gradients="none")
 
     def run_gradients(self, case: Case, inputs: Inputs, dy: np.ndarray, device: str) -> dict[str, Output]:
         raise Unsupported("tvm-bound binds the weights as constants, so there is nothing to differentiate them as; "
