@@ -23,7 +23,7 @@ import numpy as np
 
 from backends.base import Backend, Capabilities, HostFact, Output, Rejected, Unsupported, first_line
 from backends.tf_epilogue import TF_EPILOGUE_OPS, Epilogue
-from backends.tf_util import NHWC_ONLY, NODE_PREFIX, weight_transpose
+from backends.tf_util import NHWC_ONLY, NODE_PREFIX, layout_perms, weight_transpose
 from backends.torch_backend import tf32_requested
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
@@ -62,11 +62,6 @@ def same_transpose_matches(case: Case, pads: Pairs, out: list[int], full: list[i
         if o < 1 or -(-o // s) != n or pb != max(f - o, 0) // 2:
             return False
     return True
-
-
-def layout_perms(rank: int) -> tuple[list[int], list[int]]:
-    """NC* -> N*C and back: the transposes around an op TF runs in N*C only."""
-    return [0, *range(2, 2 + rank), 1], [0, rank + 1, *range(1, rank + 1)]
 
 
 def in_nc_only(rank: int, lines: list[str]) -> list[str]:

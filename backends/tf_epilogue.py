@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from backends.tf_util import layout_perms
 from harness.model.case import BATCH_NORM_EPS, CLAMP_RANGE, EPILOGUE_OPS, LEAKY_SLOPE, Case
 
 TF_EPILOGUE_OPS = EPILOGUE_OPS  # every op has a TF spelling (hardswish as its definition)
@@ -82,7 +83,6 @@ class Epilogue:
 
     def _residual(self, tf: Any, i: int, nc: bool) -> tuple[Any, list[str]]:
         """residual i in the call's layout, and the line that moved it there (if any)."""
-        from backends.tensorflow_backend import layout_perms
 
         r = self.residuals[f"residual{i}"]
         if nc == (not self.case.channels_last):

@@ -27,3 +27,8 @@ def framework_message(exc: BaseException) -> str:
     line = text.splitlines()[0] if text else ""
     line = NODE_PREFIX.sub("", TRAILER.sub("", line)).strip()
     return f"{type(exc).__name__}: {line}".strip()
+
+
+def layout_perms(rank: int) -> tuple[list[int], list[int]]:
+    """NC* -> N*C and back: the transposes around an op TF runs in N*C only."""
+    return [0, *range(2, 2 + rank), 1], [0, rank + 1, *range(1, rank + 1)]
