@@ -100,10 +100,10 @@ def test_killed_run_keeps_whole_lines_and_leaves_no_worker(tmp_path):
         pytest.skip("needs /proc to find the workers")
     out = tmp_path / "out"
     proc = subprocess.Popen([sys.executable, "-m", "harness.commands.cli", "run", "cases/conv2d.yaml", "cases/conv3d.yaml",
-                             "--backends", "fault:hang,torch", "--timeout", "30", "--out", str(out)],
+                             "--backends", "fault:hang,torch", "--timeout", "4", "--out", str(out)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     results = out / "results.jsonl"
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 120  # each case waits out the hang's 4 s timeout: 5 lines in ~12 s
     while time.monotonic() < deadline and (not results.exists() or results.read_text().count("\n") < 5):
         time.sleep(0.1)
     workers = _children(proc.pid)
@@ -118,3 +118,33 @@ def test_killed_run_keeps_whole_lines_and_leaves_no_worker(tmp_path):
         time.sleep(0.2)
     alive = [w for w in workers if Path(f"/proc/{w}").exists() and "Z" not in Path(f"/proc/{w}/stat").read_text().split()[2]]
     assert not alive, f"orphaned workers: {alive}"
+
+
+def test_after_a_crash_a_spare_worker_takes_the_next_case_and_stop_ends_it():
+    """Cheap crashes: from the first restart on, a spare process waits beside the live one; the
+    next crash adopts it (it runs the next case) and a new spare is started; stop ends both."""
+    from pathlib import Path
+
+    from harness.execution.pool import Worker
+    from harness.numerics.inputs import make_inputs
+
+    def alive(pid: int) -> bool:
+        stat = Path(f"/proc/{pid}/stat")
+        return stat.exists() and stat.read_text().split()[2] != "Z"
+
+    w = Worker("fault:segfault", "cpu")
+    assert w.ready() and w.spare is None  # a backend that never crashed pays for no spare
+    try:
+        for case in CASES:
+            w.submit(case, make_inputs(case))
+        assert w.collect(30)["status"] == "crash" and w.spare is None
+        assert w.collect(30)["status"] == "crash"  # ran on a fresh process; a spare now waits
+        assert w.spare is not None
+        spare = w.spare[0].pid
+        assert w.collect(30)["status"] == "crash"  # ran on the spare: adopted, crashed
+        assert not alive(spare)  # the spare was the process that ran the case, and died
+        assert w.spare is not None and w.spare[0].pid != spare and w.restarts == 2
+        last = w.spare[0].pid
+    finally:
+        w.stop()
+    assert w.spare is None and not alive(last)

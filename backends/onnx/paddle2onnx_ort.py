@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from backends import paddle_epilogue
+from backends.artifacts import ArtifactCache, case_key, sources_digest
 from backends.base import Capabilities, Output, Rejected, first_line
 from backends.onnx.model import residual_arrays, residual_inputs
 from backends.onnx.onnxruntime_backend import OrtBase
@@ -36,6 +37,7 @@ LAYERS = {"conv": "Conv{r}D", "conv_transpose": "Conv{r}DTranspose"}
 TMP_PREFIX = "convdiff-paddle2onnx-"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 MAX_RESIDUALS = 4  # the wrapping layer's forward(x, r0, ..., r3)
+SOURCES = ("onnx/paddle2onnx_ort.py", "paddle_backend.py", "paddle_epilogue.py")  # what writes the layer
 
 
 def remove_stale_dirs() -> None:
@@ -72,6 +74,9 @@ class Paddle2OnnxOrtBackend(OrtBase):
         import paddle2onnx
 
         self.converter_version = str(paddle2onnx.__version__)
+        self.cache = ArtifactCache("paddle2onnx")  # backends/artifacts.py: a warm run exports nothing
+        self.salt = {"paddle": self.paddle.__version__, "paddle2onnx": self.converter_version,
+                     "sources": sources_digest(SOURCES)}
 
     def version(self) -> str:
         import importlib.metadata as md
@@ -139,10 +144,12 @@ class Paddle2OnnxOrtBackend(OrtBase):
 
     def run(self, case: Case, inputs: Inputs, device: str) -> Output:
         cls, args = self.layer_args(case)
-        try:
-            model = self.export(case, inputs, cls, args)
-        except Exception as exc:  # noqa: BLE001 - the exporter refused: a finding
-            raise Rejected(first_line(exc)) from None
+        files, _ = self.cache.fetch(case_key(case, inputs, self.salt),
+                                    lambda: {"model.onnx": self.export(case, inputs, cls, args)},
+                                    first_line)  # the exporter refused: a finding
+        if isinstance(files, str):
+            raise Rejected(files)
+        model = files["model.onnx"]
         specs = ", ".join(f"InputSpec({shape}, {case.dtype!r}, name={n!r})" for n, shape in input_specs(case))
         names = [n for n, _ in input_specs(case)]
         lines = [f"layer = paddle.nn.{cls}(" + ", ".join(f"{k}={v!r}" for k, v in args.items()) + ")  # weight/bias = case inputs",

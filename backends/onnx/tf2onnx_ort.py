@@ -15,11 +15,13 @@ the worker.
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
 import numpy as np
 
+from backends.artifacts import ArtifactCache, case_key, sources_digest
 from backends.base import Capabilities, Output, Rejected, first_line
 from backends.onnx.model import residual_arrays, residual_inputs
 from backends.onnx.onnxruntime_backend import OrtBase
@@ -30,6 +32,7 @@ from backends.tf_util import NODE_PREFIX, weight_transpose
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
 
+SOURCES = ("onnx/tf2onnx_ort.py", "tensorflow_backend.py", "tf_epilogue.py", "tf_util.py")  # what writes the function
 
 class Tf2OnnxOrtBackend(OrtBase):
     """tf.function of tf.nn conv ops -> tf2onnx.convert.from_function (default opset) -> onnxruntime."""
@@ -59,6 +62,10 @@ class Tf2OnnxOrtBackend(OrtBase):
 
         logging.getLogger("tf2onnx").setLevel(logging.ERROR)
         self.tf2onnx = tf2onnx
+        self.cache = ArtifactCache("tf2onnx")  # backends/artifacts.py: a warm run converts nothing
+        # the traced graph may differ with TF's oneDNN rewrites on: the live state is part of the key
+        self.salt = {"tensorflow": self.tf.__version__, "tf2onnx": tf2onnx.__version__, "sources": sources_digest(SOURCES),
+                     "tf_onednn": self.tfb.host_facts("cpu").get("tf_onednn")}
 
     def version(self) -> str:
         import importlib.metadata as md
@@ -103,12 +110,21 @@ class Tf2OnnxOrtBackend(OrtBase):
         """The function's arguments (name, shape): x, then one per residual (y's shape, case layout)."""
         return [("x", list(case.input_shape)), *((n, list(case.output_shape)) for n in residual_inputs(case))]
 
+    def converted(self, case: Case, inputs: Inputs) -> tuple[bytes, list[str], list[str]]:
+        """convert(), through the per-case cache; a refusal (tracing or conversion failed) is Rejected."""
+        def build() -> dict[str, bytes]:
+            model, body, notes = self.convert(case, inputs, not case.channels_last)
+            return {"model.onnx": model, "meta.json": json.dumps({"lines": body, "notes": notes}).encode()}
+
+        files, _ = self.cache.fetch(case_key(case, inputs, self.salt), build,
+                                    lambda exc: NODE_PREFIX.sub("", first_line(exc)))
+        if isinstance(files, str):
+            raise Rejected(files)
+        meta = json.loads(files["meta.json"])
+        return files["model.onnx"], meta["lines"], meta["notes"]
+
     def run(self, case: Case, inputs: Inputs, device: str) -> Output:
-        nc = not case.channels_last
-        try:
-            model, body, notes = self.convert(case, inputs, nc)
-        except Exception as exc:  # noqa: BLE001 - tracing or conversion failed: a finding
-            raise Rejected(NODE_PREFIX.sub("", first_line(exc))) from None
+        model, body, notes = self.converted(case, inputs)
         _, w_line = weight_transpose(case)
         sig = self.signature(case)
         specs = ", ".join(f"tf.TensorSpec({shape}, tf.{case.dtype}, name={n!r})" for n, shape in sig)

@@ -7,6 +7,10 @@ channels_last) is exported by `torch.onnx.export` with the pinned torch's defaul
 exporter (torch.export-based since torch 2.9) and default opset, into memory, and run by
 ONNX Runtime. The exporter and the opset it wrote are recorded in the translation.
 Only torch, onnx and onnxruntime are imported in the worker.
+
+The exported model (or the exporter's refusal) is cached per case (backends/artifacts.py, kind
+`torch-onnx`), keyed by the case, its baked arrays, torch's and onnxscript's versions and the
+sources that write the module: a warm run exports nothing.
 """
 
 from __future__ import annotations
@@ -19,11 +23,23 @@ from typing import Any
 import numpy as np
 
 from backends import torch_epilogue
+from backends.artifacts import ArtifactCache, case_key, sources_digest
 from backends.base import Capabilities, Output, Rejected, first_line
 from backends.onnx.onnxruntime_backend import OrtBase
 from backends.torch_module import conv_module, epilogue_lines, module_plan, to_tensor
 from harness.model.case import EPILOGUE_OPS, Case
 from harness.numerics.inputs import Inputs
+
+SOURCES = ("onnx/torch_onnx_ort.py", "torch_module.py", "torch_epilogue.py")  # what writes the module
+
+
+def converter_version() -> str:
+    import importlib.metadata as md
+
+    try:
+        return md.version("onnxscript")
+    except md.PackageNotFoundError:
+        return "none"
 
 
 class TorchOnnxOrtBackend(OrtBase):
@@ -52,6 +68,9 @@ class TorchOnnxOrtBackend(OrtBase):
         self.torch = torch
         dynamo = inspect.signature(torch.onnx.export).parameters["dynamo"].default
         self.exporter = f"default exporter (dynamo={dynamo}: {'torch.export-based' if dynamo else 'TorchScript'})"
+        self.cache = ArtifactCache("torch-onnx")
+        self.salt = {"torch": str(torch.__version__), "onnxscript": converter_version(),
+                     "exporter": self.exporter, "sources": sources_digest(SOURCES)}
 
     def version(self) -> str:
         import importlib.metadata as md
@@ -82,10 +101,12 @@ class TorchOnnxOrtBackend(OrtBase):
 
     def run(self, case: Case, inputs: Inputs, device: str) -> Output:
         cls, args, pre_pad, crop, body, notes = module_plan(case)
-        try:
-            model = self.export(case, inputs, cls, args, pre_pad, crop)
-        except Exception as exc:  # noqa: BLE001 - the exporter refused: a finding
-            raise Rejected(first_line(exc)) from None
+        files, _ = self.cache.fetch(case_key(case, inputs, self.salt),
+                                    lambda: {"model.onnx": self.export(case, inputs, cls, args, pre_pad, crop)},
+                                    first_line)  # the exporter refused: a finding
+        if isinstance(files, str):
+            raise Rejected(files)
+        model = files["model.onnx"]
         lines = [f"m = torch.nn.{cls}(" + ", ".join(f"{k}={v!r}" for k, v in args.items())
                  + f", dtype=torch.{case.dtype})  # weight/bias = case inputs",
                  "forward: " + "; ".join(body), *epilogue_lines(case, inputs.epilogue),

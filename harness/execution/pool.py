@@ -17,6 +17,8 @@ from typing import Any
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
 
+# a started worker process: (process, its answers, its requests, its log, when it started)
+Spawned = tuple[subprocess.Popen, Connection, Connection, Any, float]
 STARTUP_TIMEOUT_S = 300.0  # importing a framework (and a cold CUDA context) can be slow
 
 
@@ -48,6 +50,8 @@ class Worker:
         self.started_at = 0.0
         self.inflight: deque[tuple[Case, Inputs]] = deque()
         self.head_since = 0.0  # when the worker became free for the oldest case in flight
+        self.spare: Spawned | None = None  # a second process, started after the first crash (see restart)
+        self.restarts = 0
 
     @property
     def target(self) -> str:
@@ -60,23 +64,47 @@ class Worker:
         A fresh interpreter (`python -m harness.execution.worker`), not multiprocessing: no fork
         of a process holding framework threads, no re-import of the caller's __main__.
         """
-        to_w_r, to_w_w = os.pipe()
-        from_w_r, from_w_w = os.pipe()
         if self.log is not None:
             self.log.close()
-        self.log = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the worker; closed in stop()
+        self.proc, self.conn, self.send_conn, self.log, self.started_at = self._spawn()
+        self.sender = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"send-{self.target}")
+
+    def _spawn(self) -> Spawned:
+        to_w_r, to_w_w = os.pipe()
+        from_w_r, from_w_w = os.pipe()
+        log = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the worker; closed in stop()
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        self.proc = subprocess.Popen(
+        proc = subprocess.Popen(
             [sys.executable, "-m", "harness.execution.worker", self.backend, self.device, str(to_w_r), str(from_w_w)],
-            pass_fds=(to_w_r, from_w_w), stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
+            pass_fds=(to_w_r, from_w_w), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
             env=env, cwd=os.getcwd(),
         )
         os.close(to_w_r)
         os.close(from_w_w)
-        self.conn = Connection(from_w_r, writable=False)
-        self.send_conn = Connection(to_w_w, readable=False)
+        return proc, Connection(from_w_r, writable=False), Connection(to_w_w, readable=False), log, time.monotonic()
+
+    def _adopt_spare(self) -> bool:
+        """Replace the dead process by the spare, already importing (or done importing) its framework."""
+        if self.spare is None:
+            return False
+        if self.log is not None:
+            self.log.close()
+        self.proc, self.conn, self.send_conn, self.log, self.started_at = self.spare
+        self.spare = None
         self.sender = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"send-{self.target}")
-        self.started_at = time.monotonic()
+        return True
+
+    def _stop_spare(self) -> None:
+        if self.spare is None:
+            return
+        proc, conn, send_conn, log, _ = self.spare
+        self.spare = None
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        for c in (conn, send_conn):
+            c.close()
+        log.close()
 
     def _last_log_line(self) -> str:
         if self.log is None:
@@ -96,7 +124,7 @@ class Worker:
 
     def ready(self) -> bool:
         """Wait for the worker's hello; False (with `reason`) if it cannot run."""
-        if self.proc is None:
+        if self.proc is None and not self._adopt_spare():
             self.launch()
         left = STARTUP_TIMEOUT_S - (time.monotonic() - self.started_at)
         try:
@@ -150,6 +178,7 @@ class Worker:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.proc.wait(max(0.0, deadline - time.monotonic()))
         self.kill()
+        self._stop_spare()
         if self.log is not None:
             self.log.close()
             self.log = None
@@ -172,9 +201,17 @@ class Worker:
         return {"status": "crash", "message": msg, "duration_s": elapsed}
 
     def _restart_and_resend(self) -> str | None:
-        """A fresh worker gets every case still in flight; returns why it could not start."""
+        """A fresh worker gets every case still in flight; returns why it could not start.
+
+        Cheap crashes: from the first restart on, a spare process is kept importing its framework
+        beside the live one, so the next crash or timeout costs that case alone, not an import.
+        Backends that never crash never pay for a spare."""
         if not self.ready():
+            self._stop_spare()
             return self.reason
+        self.restarts += 1
+        if self.spare is None:
+            self.spare = self._spawn()
         for case, inputs in self.inflight:
             self._send(("run", case, inputs))
         self.head_since = time.monotonic()
@@ -215,6 +252,7 @@ def stop_all(workers: list[Worker]) -> None:
     for w in workers:
         if w.proc is not None and w.proc.poll() is None:
             w._send(("stop",))
-    deadline = time.monotonic() + STOP_GRACE_S
+    # a profiled worker (CONVDIFF_PROFILE) writes its stats on the way out: give it the time
+    deadline = time.monotonic() + (STOP_GRACE_S if not os.environ.get("CONVDIFF_PROFILE") else 60.0)
     for w in workers:
         w._finish_stop(deadline)

@@ -6,6 +6,7 @@ told to stop. It never compares anything: it only reports what the framework did
 
 from __future__ import annotations
 
+import os
 import queue
 import signal
 import threading
@@ -18,6 +19,8 @@ from backends.registry import get_backend
 from harness.execution.grad_exec import execute_gradients
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
+
+PROFILE_ENV = "CONVDIFF_PROFILE"  # a directory: each worker writes its cProfile stats there when it stops
 
 
 def execute(backend: Any, case: Case, inputs: Inputs, device: str) -> dict[str, Any]:
@@ -68,9 +71,10 @@ def _drain(requests: Any, inbox: queue.Queue) -> None:
             return
 
 
-def worker_main(requests: Any, replies: Any, backend_name: str, device: str) -> None:
-    """Entry point of the worker process."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the controller handles Ctrl-C
+def start_backend(backend_name: str, device: str) -> tuple[Any, dict[str, Any]]:
+    """Import the framework and read what it decided (the worker's one-time cost: `import` in the
+    profile `bench/where_time_goes.py` reads); (backend, the hello message's info)."""
+    backend = None
     try:
         backend = get_backend(backend_name)
         backend.setup(device)
@@ -83,6 +87,13 @@ def worker_main(requests: Any, replies: Any, backend_name: str, device: str) -> 
                 "host": plain_facts(backend.host_facts(device)) if reason is None else {}}
     except Exception as exc:  # noqa: BLE001 - report, do not die silently
         info = {"reason": f"setup failed: {first_line(exc)}", "version": "unknown", "fingerprint": {}, "host": {}}
+    return backend, info
+
+
+def worker_main(requests: Any, replies: Any, backend_name: str, device: str) -> None:
+    """Entry point of the worker process."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the controller handles Ctrl-C
+    backend, info = start_backend(backend_name, device)
     replies.send(("ready", info))
     if info["reason"]:
         return
@@ -123,7 +134,17 @@ def main(argv: list[str]) -> None:
     die_with_parent()
     requests = Connection(int(read_fd), writable=False)
     replies = Connection(int(write_fd), readable=False)
-    worker_main(requests, replies, backend, device)
+    profile_dir = os.environ.get(PROFILE_ENV)
+    if not profile_dir:
+        worker_main(requests, replies, backend, device)
+        return
+    import cProfile
+
+    prof = cProfile.Profile()  # bench/where_time_goes.py: this worker's whole life, written when it stops
+    try:
+        prof.runcall(worker_main, requests, replies, backend, device)
+    finally:
+        prof.dump_stats(os.path.join(profile_dir, f"worker-{backend.replace(':', '_')}-{device}-{os.getpid()}.prof"))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,83 @@
+"""The per-case artefact cache (backends/artifacts.py): a warm run repeats no export, and no verdict changes."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from backends.artifacts import ArtifactCache, case_key
+from harness.numerics.inputs import make_inputs
+
+from .helpers import make_case
+
+
+def test_fetch_builds_once_remembers_refusals_and_obeys_off(tmp_path, monkeypatch):
+    monkeypatch.setenv("CONVDIFF_CACHE", str(tmp_path))
+    cache, calls = ArtifactCache("kind"), []
+
+    def build() -> dict[str, bytes]:
+        calls.append(1)
+        return {"model.onnx": b"abc", "meta.json": b"{}"}
+
+    assert cache.fetch("k1", build, str) == ({"model.onnx": b"abc", "meta.json": b"{}"}, "built")
+    files, how = cache.fetch("k1", build, str)
+    assert files["model.onnx"] == b"abc" and how.startswith("cache hit") and len(calls) == 1
+
+    def refuse() -> dict[str, bytes]:
+        calls.append(2)
+        raise ValueError("no such op")
+
+    assert cache.fetch("k2", refuse, lambda e: f"refused: {e}") == ("refused: no such op", "refused")
+    assert cache.fetch("k2", refuse, str)[0] == "refused: no such op" and calls.count(2) == 1
+    monkeypatch.setenv("CONVDIFF_CACHE", "off")
+    off = ArtifactCache("kind")
+    off.fetch("k1", build, str)
+    off.fetch("k1", build, str)
+    assert calls.count(1) == 3  # nothing stored, nothing loaded
+
+
+def test_second_sighting_policy_stores_on_the_second_miss(tmp_path, monkeypatch):
+    monkeypatch.setenv("CONVDIFF_CACHE", str(tmp_path))
+    monkeypatch.setenv("CONVDIFF_CACHE_WRITE", "second")
+    cache = ArtifactCache("kind")
+    cache.fetch("k", lambda: {"a": b"1"}, str)
+    assert not (tmp_path / "kind" / "k").exists() and (tmp_path / "kind" / "k.seen").exists()
+    cache.fetch("k", lambda: {"a": b"1"}, str)
+    assert (tmp_path / "kind" / "k" / "a").read_bytes() == b"1"
+
+
+def test_key_follows_what_the_model_bakes_in_not_the_seed_label():
+    a = make_case(id="a", op="conv2d", in_channels=2, out_channels=3, input_size=5, kernel_size=3)
+    b = make_case(id="b", op="conv2d", in_channels=2, out_channels=3, input_size=5, kernel_size=3)
+    ia, ib = make_inputs(a), make_inputs(b)
+    salt = {"torch": "x"}
+    assert case_key(a, ia, salt) != case_key(a, ia, {"torch": "y"})  # another framework version
+    same_w = type(ib)(**{**ib.__dict__, "w": ia.w, "b": ia.b})
+    assert case_key(b, same_w, salt) == case_key(a, ia, salt)  # same parameters, same baked arrays
+    other_w = type(ia)(**{**ia.__dict__, "w": ia.w + np.float32(1)})
+    assert case_key(a, other_w, salt) != case_key(a, ia, salt)
+
+
+@pytest.mark.parametrize("backend", ["torch-onnx-ort"])
+def test_warm_run_exports_nothing_and_gives_the_same_records(tmp_path, monkeypatch, backend):
+    from backends.registry import get_backend
+    from harness.commands.cli import main
+
+    if get_backend(backend).unavailable_reason():
+        pytest.skip(get_backend(backend).unavailable_reason())
+    monkeypatch.setenv("CONVDIFF_CACHE", str(tmp_path / "cache"))
+    cases = tmp_path / "c.yaml"
+    cases.write_text("defaults: {op: conv_transpose2d, in_channels: 2, out_channels: 3, input_size: 5, kernel_size: 3}\n"
+                     "cases:\n  - id: a\n  - id: b\n    stride: 2\n    output_padding: 1\n"
+                     "  - id: c\n    epilogue: [scale, relu]\n")
+    runs = []
+    for i in range(2):
+        main(["run", str(cases), "--backends", backend, "--out", str(tmp_path / f"out{i}")])
+        entries = sorted(p.name for p in (tmp_path / "cache" / "torch-onnx").iterdir())
+        mtimes = [p.stat().st_mtime_ns for p in (tmp_path / "cache" / "torch-onnx").rglob("*")]
+        recs = [json.loads(ln) for ln in (tmp_path / f"out{i}" / "results.jsonl").read_text().splitlines()]
+        runs.append((entries, mtimes, [(r["case_id"], r["status"], r["max_abs_err"]) for r in recs]))
+    assert len(runs[0][0]) == 3 and runs[0][:2] == runs[1][:2]  # one entry per case, none written again
+    assert runs[0][2] == runs[1][2] and all(s == "pass" for _, s, _ in runs[0][2])
