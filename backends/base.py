@@ -66,6 +66,9 @@ class Backend:
     test_only: bool = False
     epilogue_ops: tuple[str, ...] = ()  # the epilogue ops run() applies after the conv (harness.model.case.EPILOGUE_OPS)
     quantized: str = ""  # how run() runs a quantized (uint8/int8) case, e.g. "torch.ao quantized modules"; "" = it cannot
+    # True where each case pays an export, conversion or compile (cached on disk, but paid cold):
+    # `convdiff run --compiled-sample N` runs these on the smoke cases and a 1/N cost-balanced share of the rest
+    builds_per_case: bool = False
 
     def version(self) -> str:
         try:

@@ -150,6 +150,7 @@ class FlatbufferCache:
 
 class LiteRtBackend(Backend):
     """TF function -> TFLiteConverter (builtins only) -> LiteRT interpreter with XNNPACK (default)."""
+    builds_per_case = True  # exports, converts or compiles a model per case (run --compiled-sample)
 
     name = "litert"
     framework = "ai_edge_litert"

@@ -88,6 +88,7 @@ def input_specs(case: Case) -> list[tuple[str, list[int]]]:
 
 class PaddleInferenceBackend(Backend):
     """Layer -> paddle.jit.save -> paddle.inference predictor (CPU, IR optim on, oneDNN at default)."""
+    builds_per_case = True  # exports, converts or compiles a model per case (run --compiled-sample)
 
     name = "paddle-inference"
     framework = "paddle"

@@ -25,6 +25,7 @@ from harness.numerics.inputs import Inputs
 
 class TensorFlowGraphBackend(TensorFlowBackend):
     """TensorFlowBackend's tf.nn calls inside tf.function (Grappler on, default config)."""
+    builds_per_case = True  # exports, converts or compiles a model per case (run --compiled-sample)
 
     name = "tensorflow-graph"
     jit_compile = False

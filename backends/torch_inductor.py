@@ -39,6 +39,7 @@ def cache_dir() -> Path | None:
 
 class TorchInductorBackend(TorchBackend):
     """torch.nn module with the epilogue -> torch.compile(backend="inductor", fullgraph=True), frozen."""
+    builds_per_case = True  # exports, converts or compiles a model per case (run --compiled-sample)
 
     name = "torch-inductor"
     framework = "torch"

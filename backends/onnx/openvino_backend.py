@@ -37,6 +37,7 @@ from harness.numerics.inputs import Inputs
 
 class OpenVinoBackend(Backend):
     """ONNX Conv / ConvTranspose through OpenVINO's ONNX frontend and CPU plugin, default precision hints."""
+    builds_per_case = True  # exports, converts or compiles a model per case (run --compiled-sample)
 
     name = "openvino"
     framework = "openvino"

@@ -44,6 +44,7 @@ def converter_version() -> str:
 
 class TorchOnnxOrtBackend(OrtBase):
     """torch.nn module -> torch.onnx.export (default exporter, default opset) -> onnxruntime."""
+    builds_per_case = True  # exports, converts or compiles a model per case (run --compiled-sample)
 
     name = "torch-onnx-ort"
     epilogue_ops = EPILOGUE_OPS  # in the module's forward: exported as ONNX nodes after the conv

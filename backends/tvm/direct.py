@@ -44,6 +44,7 @@ def source_digest(cls: type) -> str:
 
 class TvmBase(Backend):
     """What every TVM path shares: device, target, compile cache, running a VM."""
+    builds_per_case = True  # exports, converts or compiles a model per case (run --compiled-sample)
 
     framework = "tvm"
     distribution = "apache-tvm"

@@ -15,7 +15,7 @@ from harness.commands.run_outputs import write_run_outputs
 from harness.execution.host import cpu_facts, describe_host
 from harness.execution.progress import Progress
 from harness.execution.records import JsonlSink, Record
-from harness.execution.runner import run_cases
+from harness.execution.runner import Select, run_cases
 from harness.judge.drift import format_drift
 from harness.judge.known_issues import KnownIssues, load_known_issues
 from harness.judge.summary import exit_status, format_table
@@ -48,6 +48,19 @@ def resolve_targets(backends: list[str], device: str) -> list[tuple[str, str]]:
     return [(b, d) for b in backends for d in devices if d in get_backend(b).capabilities.devices]
 
 
+def compiled_sample(cases: list[Case], backends: list[str], n: int) -> tuple[Select | None, list[str]]:
+    """--compiled-sample N: the backends that build a model per case (Backend.builds_per_case) run the
+    smoke cases and shard 1 of N of the rest (deterministic, balanced by cost); every other backend
+    runs every case. (select, the sampled backends); (None, []) when N is 1 or no backend builds."""
+    sampled = sorted({b for b in backends if get_backend(b).builds_per_case})
+    if n <= 1 or not sampled:
+        return None, []
+    chosen = {(c.file, c.id) for c in cases if c.tier == "smoke"}
+    chosen |= {(c.file, c.id) for c in shard([c for c in cases if c.tier != "smoke"], 1, n)}
+    names = set(sampled)
+    return (lambda backend, case: backend not in names or (case.file, case.id) in chosen), sampled
+
+
 def known_issues_for(paths: list[str]) -> KnownIssues:
     """The known_issues.yaml nearest at or above the first case file (cases/ by default)."""
     files = case_files(paths)
@@ -78,8 +91,9 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
     out = Path(args.out)
     sink = JsonlSink(out / "results.jsonl")
     records: list[Record] = []
-    per_target = sum(1 + len(c.gradient_outputs) for c in cases)
-    progress = Progress({f"{b}-{d}": per_target for b, d in targets})
+    select, sampled = compiled_sample(cases, [b for b, _ in targets], args.compiled_sample)
+    progress = Progress({f"{b}-{d}": sum(1 + len(c.gradient_outputs) for c in cases if select is None or select(b, c))
+                         for b, d in targets})
 
     def collect(rec: Record) -> None:
         sink(rec)
@@ -87,8 +101,12 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
         progress.update(rec.status, f"{rec.backend}-{rec.device}")
 
     print(f"convdiff: {len(cases)} cases x {len(targets)} targets -> {out}/", file=sys.stderr)
+    if sampled:
+        print(f"convdiff: --compiled-sample {args.compiled_sample}: {', '.join(sorted(sampled))} run "
+              f"{sum(select(sampled[0], c) for c in cases) if select else len(cases)} of the {len(cases)} cases "
+              "(the smoke cases and a cost-balanced share of the rest)", file=sys.stderr)
     try:
-        info = run_cases(cases, targets, collect, Verdicts(known), timeout=args.timeout, jobs=args.jobs)
+        info = run_cases(cases, targets, collect, Verdicts(known), timeout=args.timeout, jobs=args.jobs, select=select)
     finally:
         sink.close()
         progress.close()
@@ -130,10 +148,14 @@ def jobs_arg(text: str) -> int:
     """--jobs N or --jobs auto (the cores this process may use, as host facts count them)."""
     if text == "auto":
         return int(cpu_facts()["cores"])
+    return positive_int(text, "a number or 'auto'")
+
+
+def positive_int(text: str, expected: str = "a whole number") -> int:
     try:
         n = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number or 'auto', got '{text}'") from None
+        raise argparse.ArgumentTypeError(f"expected {expected}, got '{text}'") from None
     if n < 1:
         raise argparse.ArgumentTypeError("must be at least 1")
     return n
@@ -236,6 +258,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--timeout", type=float, default=120.0, help="seconds a single case may take")
     run.add_argument("--shard", help="i/n: run only shard i of n (deterministic, cost-balanced)")
     run.add_argument("--tf32", choices=("on", "off"), default="off", help="allow TF32 on CUDA (default off)")
+    run.add_argument("--compiled-sample", type=positive_int, default=1, metavar="N",
+                     help="backends that export, convert or compile a model per case run the smoke cases and a "
+                          "cost-balanced 1/N of the rest (default 1: every case; `make run` uses the README's N)")
     run.add_argument("--gradients", action="store_true",
                      help="also judge grad_input, grad_weight, grad_bias of every case (as if gradients: true)")
     val = sub.add_parser("validate", help="check case files only")

@@ -27,6 +27,8 @@ PIPELINE_DEPTH = 2  # cases queued per worker beyond the one being judged
 Prepared = tuple[Case, Inputs, tuple | None, dict | None]  # a case, its inputs, oracle, gradient oracles
 # The judge: a worker's payload for a prepared case -> its records (forward, then each gradient).
 Judge = Callable[[Case, Worker, dict[str, Any], Prepared], list[Record]]
+# Which targets run which case: (backend, case) -> whether it runs there (default: every case everywhere).
+Select = Callable[[str, Case], bool]
 
 
 @dataclass
@@ -82,24 +84,26 @@ class Lane:
         self.workers = [w for w in self.workers if w.reason is None]
 
     def run(self, cases: Iterable[Case] | Prefetch, timeout: float, judge: Judge,
-            sink: Callable[[Record], None]) -> None:
+            sink: Callable[[Record], None], select: Select | None = None) -> None:
         """Cases from a list, or drawn on demand (`convdiff fuzz`), or already being prepared.
 
         Pipelined: each worker already holds the next case while this one is judged, and
         inputs and oracles are made ahead on a thread (harness/execution/prefetch.py), so the
         controller's float64 work overlaps the workers' instead of sitting between them."""
-        pending: deque[Prepared] = deque()
+        pending: deque[tuple[Prepared, list[Worker]]] = deque()
         for prepared in (cases if isinstance(cases, Prefetch) else prefetch(cases)):
-            for w in self.workers:
+            chosen = [w for w in self.workers if select is None or select(w.backend, prepared[0])]
+            for w in chosen:
                 w.submit(prepared[0], prepared[1])
-            pending.append(prepared)
+            pending.append((prepared, chosen))
             if len(pending) > PIPELINE_DEPTH:
-                self.finish(pending.popleft(), timeout, judge, sink)
+                self.finish(*pending.popleft(), timeout, judge, sink)
         while pending:
-            self.finish(pending.popleft(), timeout, judge, sink)
+            self.finish(*pending.popleft(), timeout, judge, sink)
 
-    def finish(self, prepared: Prepared, timeout: float, judge: Judge, sink: Callable[[Record], None]) -> None:
-        for w in self.workers:
+    def finish(self, prepared: Prepared, workers: list[Worker], timeout: float, judge: Judge,
+               sink: Callable[[Record], None]) -> None:
+        for w in workers:
             for rec in judge(prepared[0], w, w.collect(timeout), prepared):
                 sink(rec)
 
@@ -108,9 +112,9 @@ class Lane:
 
 
 def run_cases(cases: Sequence[Case], targets: Sequence[tuple[str, str]], sink: Callable[[Record], None],
-              judge: Judge, timeout: float = 60.0, jobs: int = 1) -> RunInfo:
-    """Run every case on every target; `judge` turns each answer into records, which go to `sink`
-    as soon as they exist."""
+              judge: Judge, timeout: float = 60.0, jobs: int = 1, select: Select | None = None) -> RunInfo:
+    """Run every case on every target (or where `select(backend, case)` says so); `judge` turns each
+    answer into records, which go to `sink` as soon as they exist."""
     info = RunInfo()
     lanes = [Lane(targets) for _ in range(max(1, min(jobs, len(cases) or 1)))]
     lock = threading.Lock()
@@ -124,7 +128,7 @@ def run_cases(cases: Sequence[Case], targets: Sequence[tuple[str, str]], sink: C
     prepared = [prefetch(cases[i::len(lanes)], max_ahead=len(cases)) for i in range(len(lanes))]
 
     def work(i: int) -> None:
-        lanes[i].run(prepared[i], timeout, judge, locked_sink)
+        lanes[i].run(prepared[i], timeout, judge, locked_sink, select)
 
     try:
         for lane in lanes:
