@@ -67,14 +67,14 @@ def worker_times(profile_dir: Path) -> dict[str, dict[str, float]]:
     return out
 
 
-def one_run(files: list[str], backends: str, tier: str, cache: Path, tmp: Path, label: str) -> dict:
+def one_run(files: list[str], backends: str, tier: str, cache: Path, tmp: Path, label: str, extra: list[str]) -> dict:
     prof_dir, out = tmp / f"prof-{label}", tmp / f"out-{label}"
     prof_dir.mkdir()
     env = {**os.environ, "CONVDIFF_CACHE": str(cache), "CONVDIFF_PROFILE": str(prof_dir)}
     ctrl = prof_dir / "controller.out"
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "cProfile", "-o", str(ctrl), "-m", "harness.commands.cli", "run", *files,
-                           "--backends", backends, "--tier", tier, "--jobs", "1", "--out", str(out)],
+                           "--backends", backends, "--tier", tier, "--jobs", "1", "--out", str(out), *extra],
                           cwd=ROOT, env=env, check=False, capture_output=True, text=True)
     wall = time.perf_counter() - start
     if not (out / "results.jsonl").exists():
@@ -86,13 +86,16 @@ def one_run(files: list[str], backends: str, tier: str, cache: Path, tmp: Path, 
     return {"wall": wall, "workers": worker_times(prof_dir), "counts": counts, "judge": judge}
 
 
-def oracle_seconds(files: list[str], tier: str) -> tuple[float, int]:
+def oracle_seconds(files: list[str], tier: str, shard_spec: str | None) -> tuple[float, int]:
     """cProfile over `prepare` (inputs and oracles) of every selected case, in this process."""
     from harness.commands.cli import select_tier
     from harness.execution.runner import prepare
     from harness.model.loader import load_cases
+    from harness.model.shard import parse_shard, shard
 
     cases = select_tier(load_cases(files), tier)
+    if shard_spec:
+        cases = shard(cases, *parse_shard(shard_spec))
     prof = cProfile.Profile()
     prof.runcall(lambda: [prepare(c) for c in cases])
     return cumulative(pstats.Stats(prof), "harness/execution/runner.py", "prepare"), len(cases)
@@ -103,13 +106,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--backends", default="torch,tensorflow,jax,onnxruntime,tvm,torch-onnx-ort,tf2onnx-ort")
     p.add_argument("--files", default="cases/conv2d.yaml")
     p.add_argument("--tier", default="full", choices=("smoke", "full"))
+    p.add_argument("--shard", help="i/n: a cost-balanced share of the cases (a sample of a corpus too long to time whole)")
+    p.add_argument("--compiled-sample", help="passed to convdiff run")
     args = p.parse_args(argv)
     files = args.files.split(",")
+    extra = [*(["--shard", args.shard] if args.shard else []),
+             *(["--compiled-sample", args.compiled_sample] if args.compiled_sample else [])]
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
-        runs = {label: one_run(files, args.backends, args.tier, tmp / "cache", tmp, label) for label in ("cold", "warm")}
-    oracle, n_cases = oracle_seconds(files, args.tier)
-    print(f"where the time goes: {', '.join(files)} ({args.tier}, {n_cases} cases), --jobs 1, cProfile")
+        runs = {label: one_run(files, args.backends, args.tier, tmp / "cache", tmp, label, extra) for label in ("cold", "warm")}
+    oracle, n_cases = oracle_seconds(files, args.tier, args.shard)
+    print(f"where the time goes: {', '.join(files)} ({args.tier}{', shard ' + args.shard if args.shard else ''}, "
+          f"{n_cases} cases), --jobs 1, cProfile")
     for label, run in runs.items():
         print(f"\n{label}: wall {run['wall']:.1f} s; controller judge {run['judge']:.1f} s")
         print(f"{'backend':<30} {'results':>7} {'workers':>7} {'import s':>9} {'compile s':>10} {'run s':>7} {'ms/case':>8}")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.commands.fuzz.gen import INVALID_CLASSES, SCHEMA_INVALID_CLASSES, Config, config_at, generate
-from harness.model.case import DATA_KINDS, FLOAT_DTYPES, LAYOUTS, OPS, op_is_transpose
+from harness.model.case import DATA_KINDS, FLOAT_DTYPES, LAYOUTS, OPS, QUANT_DTYPES, op_is_transpose
 from harness.model.loader import load_file
 from harness.model.schema import validate_fields
 from harness.model.validity import canonical_case
@@ -49,8 +49,13 @@ def test_every_config_loads_through_the_normal_loader(configs: list[Config], tmp
 def test_covers_the_case_space(configs: list[Config]) -> None:
     valid = [c for c in configs if c.kind == "valid"]
     seen = {k: {c.fields.get(k) for c in valid} for k in ("op", "dtype", "layout", "data")}
-    assert seen["op"] == set(OPS) and seen["dtype"] == set(FLOAT_DTYPES)
-    assert seen["layout"] == set(LAYOUTS) and seen["data"] == set(DATA_KINDS)
+    assert seen["op"] == set(OPS) and seen["dtype"] == set(FLOAT_DTYPES) | set(QUANT_DTYPES)
+    assert seen["layout"] == set(LAYOUTS) and seen["data"] == set(DATA_KINDS) | {None}  # quantized: no data kind
+    quant = [c for c in valid if c.fields["dtype"] in QUANT_DTYPES]
+    assert 0.08 <= len(quant) / len(valid) <= 0.22  # QUANT_SHARE 0.15
+    assert {(c.case.quant.per_channel, c.case.quant.range) for c in quant} == {
+        (p, r) for p in (False, True) for r in ("full", "narrow")}
+    assert {c.case.op for c in quant} == set(OPS) and not any(c.case.epilogue for c in quant)
     forms = {type(c.fields["padding"]).__name__ if not isinstance(c.fields["padding"], list)
              else ("pairs" if isinstance(c.fields["padding"][0], list) else "per_dim") for c in valid}
     modes = {c.fields["padding"] for c in valid if isinstance(c.fields["padding"], str)}

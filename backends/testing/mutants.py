@@ -54,8 +54,8 @@ class MutantBackend(TorchBackend):
         self.device = device
         if case.quantized and case.geometry is not None:
             return run_quant_mutant(self.bug, case, inputs)
-        if self.bug in GRAD_MUTANTS or case.geometry is None:
-            return super().run(case, inputs, device)
+        if self.bug in GRAD_MUTANTS or self.bug in QUANT_MUTANTS or case.geometry is None:
+            return super().run(case, inputs, device)  # a float case: the bug cannot show, plain torch
         mutated = getattr(self, f"_{self.bug}")(case, inputs)
         return mutated if mutated is not None else super().run(case, inputs, device)
 

@@ -70,6 +70,8 @@ def fields_of(case: Case) -> Fields:
     """The case as YAML fields (lists, not tuples), with its seed made explicit."""
     d = case.params()
     d["tags"] = list(case.tags)
+    if d.get("quant") is not None:  # only what the case pins: the rest is drawn from the seed, as written
+        d["quant"] = {k: v for k, v in d["quant"].items() if v is not None}
     return d
 
 

@@ -32,7 +32,7 @@ from harness.model.case import (
     op_is_transpose,
     op_rank,
 )
-from harness.model.schema import CaseModel, validate_fields
+from harness.model.schema import CaseModel, QuantModel, validate_fields
 from harness.model.validity import canonical_case
 
 FOCI = ("plain", "stride_remainder", "short_kernel", "dilation_over_stride", "same_odd", "outpad_max",
@@ -49,6 +49,7 @@ SCHEMA_INVALID_CLASSES = ("zero_size", "negative_size", "stride_zero", "dilation
 PADDING_FORMS = ("int", "per_dim", "pairs", *PADDING_MODES)
 MAX_ATTEMPTS = 50
 EPILOGUE_SHARE, EPILOGUE_SHARE_FOLDED = 0.25, 0.45  # about 40% of valid configs in all
+QUANT_SHARE = 0.15  # of valid configs: quantized (uint8/int8, per-tensor or per-channel, full or narrow)
 SCHEMA_INVALID_SHARE = 0.2  # of the invalid configs: few, since they only prove the loader refuses them
 
 # Small enough for milliseconds per case on every backend (per rank: input length, kernel length).
@@ -68,7 +69,8 @@ def _minimum(name: str) -> int:
 
 
 OPS, LAYOUTS, DATA_KINDS = _choices("op"), _choices("layout"), _choices("data")
-DTYPES = tuple(d for d in _choices("dtype") if d not in QUANT_DTYPES)  # quantized configs: not drawn yet
+DTYPES = tuple(d for d in _choices("dtype") if d not in QUANT_DTYPES)  # float dtypes; quantized: QUANT_SHARE
+QUANT_RANGES = get_args(QuantModel.model_fields["range"].annotation)
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,7 @@ class Draw:
     """Seeded draws for one config attempt."""
 
     def __init__(self, key: str) -> None:
+        self.key = key
         self.rnd = random.Random(key)
 
     def integers(self, lo: int, hi: int) -> int:
@@ -208,7 +211,20 @@ def valid_fields(r: Draw, focus: str | None = None) -> tuple[str, dict[str, Any]
     epilogue = _epilogue(r, transpose or groups > 1)
     if epilogue:
         fields["epilogue"] = epilogue
-    return focus, fields
+    return focus, _quantized(r, fields)
+
+
+def _quantized(r: Draw, fields: dict[str, Any]) -> dict[str, Any]:
+    """QUANT_SHARE of the configs become quantized: the same geometry in uint8 or int8 (no epilogue:
+    the requantization is its epilogue). Drawn from a stream of its own, so a config that stays float
+    is the one the seed drew before quantized configs existed."""
+    q = random.Random(f"{r.key}:quant")
+    if q.random() >= QUANT_SHARE:
+        return fields
+    out = {k: v for k, v in fields.items() if k not in ("epilogue", "data")}
+    out["dtype"] = q.choice(QUANT_DTYPES)
+    out["quant"] = {"per_channel": q.random() < 0.5, "range": q.choice(QUANT_RANGES)}
+    return out
 
 
 def _epilogue(r: Draw, folded: bool) -> list[str]:
