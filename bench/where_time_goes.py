@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--backends", default="torch,tensorflow,jax,onnxruntime,tvm,torch-onnx-ort,tf2onnx-ort")
     p.add_argument("--files", default="cases/conv2d.yaml")
     p.add_argument("--tier", default="full", choices=("smoke", "full"))
-    p.add_argument("--shard", help="i/n: a cost-balanced share of the cases (a sample of a corpus too long to time whole)")
+    p.add_argument("--shard", help="i/n: a cost-balanced share of the cases")
     p.add_argument("--compiled-sample", help="passed to convdiff run")
     args = p.parse_args(argv)
     files = args.files.split(",")
