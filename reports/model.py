@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from harness.execution.records import STATUSES, Record
-from harness.model.case import OPS
+from harness.model.case import OPS, QUANT_DTYPES
 
 # Matrix / badge order: most alarming first after pass, so the eye lands on it.
 STATUS_ORDER = ("pass", "mismatch", "shape_mismatch", "accepted_invalid", "rejected", "error", "crash", "timeout",
@@ -41,6 +41,10 @@ class ResultView:
     new: bool = False        # not in the baseline's member list for this finding
     key: int = -1            # index of its detail panel in the page's lazy-loaded list
     blame: dict[str, Any] | None = None  # who agrees with the oracle on this case (summary['blame'])
+
+    @property
+    def row(self) -> str:
+        return matrix_row(self.rec)
 
     @property
     def search(self) -> str:
@@ -124,6 +128,17 @@ class Report:
         return "unsup" if not counts["pass"] else "good"
 
 
+ROW_KINDS = ("", " + epilogue", " quantized")  # the overview's rows per op, in this order
+
+
+def matrix_row(rec: Record) -> str:
+    """The overview row of a result: its op, apart for epilogue and quantized cases (other paths,
+    other bugs: a quantized-only target's cells must not read as the float conv's)."""
+    if rec.params.get("dtype") in QUANT_DTYPES:
+        return rec.op + ROW_KINDS[2]
+    return rec.op + (ROW_KINDS[1] if rec.params.get("epilogue") else ROW_KINDS[0])
+
+
 def severity(rec: Record) -> float:
     """Sort key for 'worst first': the bound ratio; statuses without one (NaN, crash, ...) count as infinite."""
     if rec.status in ("pass", "unsupported"):
@@ -179,7 +194,7 @@ def build_report(
     passes = 0
     for r in records:
         target = f"{r.backend}-{r.device}"
-        cell = matrix[(r.op, target)]
+        cell = matrix[(matrix_row(r), target)]
         cell[r.status] += 1
         cell["unexpected"] += r.unexpected
         if r.known_issue:
@@ -210,12 +225,14 @@ def build_report(
             m.blame = blames.get((m.rec.file, m.rec.case_id, m.rec.device, m.rec.output))
     _apply_baseline(findings, summary.get("baseline"))
     targets = sorted({t for _, t in matrix})
-    present_ops = {op for op, _ in matrix}
+    present = {row for row, _ in matrix}
+    rows = [op + kind for op in OPS for kind in ROW_KINDS if op + kind in present]
+    rows += sorted(present - set(rows))
     return Report(
         fingerprint=summary.get("fingerprint") or {},
         total=len(records),
         unexpected=sum(r.unexpected for r in records),
-        ops=[o for o in OPS if o in present_ops] + sorted(present_ops - set(OPS)),
+        ops=rows,
         targets=targets,
         matrix=dict(matrix),
         findings=findings,
@@ -229,7 +246,7 @@ def build_report(
             "backend": sorted({r.backend for r in records}),
             "device": sorted({r.device for r in records}),
             "status": [s for s in STATUS_ORDER if s != "pass" and any(s in c for c in matrix.values())],
-            "op": [o for o in OPS if o in present_ops],
+            "op": rows,
             "tag": sorted(tags),
         },
         passes=passes,

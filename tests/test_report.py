@@ -99,6 +99,27 @@ def test_model_matrix_and_findings_worst_first() -> None:
     assert all(f.status == "unsupported" for f in rep.unsupported)
 
 
+def test_epilogue_and_quantized_results_get_rows_of_their_own() -> None:
+    """conv2d, conv2d + epilogue and conv2d quantized are three rows; each cell counts its own results,
+    and a result's panel carries its row (the cell click filters on it)."""
+    import dataclasses
+
+    recs = [r for r in synthetic(60) if r.op == "conv2d"]
+    kinds = [{}, {"epilogue": ["scale", "relu"]}, {"dtype": "int8", "quant": {"range": "full"}}]
+    recs = [dataclasses.replace(r, params={**r.params, **kinds[i % 3]}) for i, r in enumerate(recs)]
+    rep = build_report(recs, summarize(recs))
+    assert rep.ops == ["conv2d", "conv2d + epilogue", "conv2d quantized"]
+    for i, row in enumerate(rep.ops):
+        mine = [r for j, r in enumerate(recs) if j % 3 == i]
+        counted = sum(sum(n for s, n in c.items() if s != "unexpected")
+                      for (o, _), c in rep.matrix.items() if o == row)
+        assert counted == len(mine)
+    rows = {m.rec.case_id: m.row for f in rep.findings + rep.unsupported for m in f.members}
+    assert rows and all(rows[r.case_id] == rep.ops[j % 3] for j, r in enumerate(recs) if r.case_id in rows)
+    html = render(build(recs, summarize(recs), known_path=None))
+    assert 'data-o="conv2d quantized"' in html and 'id="cell-conv2d-epilogue-torch-cpu"' in html
+
+
 def test_html_has_matrix_findings_and_escapes_markup() -> None:
     recs = synthetic(300)
     raw = render(build(recs, summarize(recs, {"command": "convdiff run --tag '<b>&'"}), known_path=None))
