@@ -90,9 +90,10 @@ class KnownIssue:
         return all(key in facts and _match_fact(want, facts[key]) for key, want in self.host.items())
 
     def matches(self, case: Case, backend: str, device: str, host: dict[str, Any] | None = None,
-                output: str | None = "out") -> bool:
+                output: str | None = "out", params: dict[str, Any] | None = None) -> bool:
         """`host`: the target's host facts; None means "any host" (collection, the stale check).
-        `output`: what the record judges (out or a gradient); None means "any output"."""
+        `output`: what the record judges (out or a gradient); None means "any output".
+        `params`: `case.params()` when the caller already has it (read only)."""
         if output is not None and not _match_value(self.cases.get("output", "out"), output):
             return False
         if not any(fnmatch.fnmatchcase(backend, b) for b in self.backend):
@@ -101,7 +102,7 @@ class KnownIssue:
             return False
         if host is not None and not self.host_matches(host):
             return False
-        params = case.params()
+        params = case.params() if params is None else params
         for key, want in self.cases.items():
             have = {"case": case.id, "file": Path(case.file).name, "tags": None}.get(key, params.get(key))
             if key in ("when", "output"):
@@ -143,14 +144,16 @@ class KnownIssues:
 
     def match(self, case: Case, backend: str, device: str, host: dict[str, Any] | None = None,
               output: str = "out") -> KnownIssue | None:
+        params = case.params()  # once for every entry: asdict is most of a match's cost
         for entry in self.entries:
-            if entry.matches(case, backend, device, host, output):
+            if entry.matches(case, backend, device, host, output, params):
                 return entry
         return None
 
     def candidates(self, case: Case, backend: str, device: str, output: str = "out") -> list[KnownIssue]:
         """Entries that match on some host: decided for this one once its facts are known."""
-        return [e for e in self.entries if e.matches(case, backend, device, None, output)]
+        params = case.params()
+        return [e for e in self.entries if e.matches(case, backend, device, None, output, params)]
 
     def stale(self, cases: list[Case], backends: list[str]) -> list[KnownIssue]:
         """Entries matching no case of the corpus on any backend they name: a typo, or a removed case.
@@ -158,10 +161,11 @@ class KnownIssues:
         Judged against the whole corpus, not one run, so a smoke-only run does not cry wolf.
         """
         out = []
+        with_params = [(c, c.params()) for c in cases]
         for e in self.entries:
             names = [b for b in backends if any(fnmatch.fnmatchcase(b, p) for p in e.backend)]
             devices = e.device or ["cpu", "cuda"]
-            if not any(e.matches(c, b, d, None, None) for c in cases for b in names for d in devices):
+            if not any(e.matches(c, b, d, None, None, p) for c, p in with_params for b in names for d in devices):
                 out.append(e)
         return out
 
