@@ -171,6 +171,7 @@ def xla_pool_threads() -> int:
 
 
 class JaxBackend(Backend):
+    builds_per_case = True  # eager, but XLA compiles every primitive for each new shape: 630 ms a case cold
     name = "jax"
     framework = "jax"
     epilogue_ops = jax_epilogue.OPS

@@ -40,7 +40,6 @@ def jit_lines(case: Case, plan: LaxCall, bias: bool, scalars: tuple[dict[str, np
 
 
 class JaxJitBackend(JaxBackend):
-    builds_per_case = True  # exports, converts or compiles a model per case (run --compiled-sample)
     name = "jax-jit"
     framework = "jax"
     capabilities = Capabilities(

@@ -56,14 +56,14 @@ def in_sample(case: Case, n: int) -> bool:
 
 
 def compiled_sample(cases: list[Case], backends: list[str], n: int) -> tuple[Select | None, list[str]]:
-    """--compiled-sample N: the backends that build a model per case (Backend.builds_per_case) run the
-    smoke cases and about 1/N of the rest (in_sample); every other backend runs every case.
+    """--compiled-sample N: the backends that build a model per case (Backend.builds_per_case) run about
+    1/N of the cases (in_sample); every other backend runs every case.
     (select, the sampled backends); (None, []) when N is 1 or no backend builds."""
     sampled = sorted({b for b in backends if get_backend(b).builds_per_case})
     if n <= 1 or not sampled:
         return None, []
     names = set(sampled)
-    return (lambda backend, case: backend not in names or case.tier == "smoke" or in_sample(case, n)), sampled
+    return (lambda backend, case: backend not in names or in_sample(case, n)), sampled
 
 
 def known_issues_for(paths: list[str]) -> KnownIssues:
@@ -109,7 +109,7 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
     if sampled:
         print(f"convdiff: --compiled-sample {args.compiled_sample}: {', '.join(sorted(sampled))} run "
               f"{sum(select(sampled[0], c) for c in cases) if select else len(cases)} of the {len(cases)} cases "
-              "(the smoke cases and a fixed 1/N of the rest)", file=sys.stderr)
+              "(a fixed 1/N: make test runs the smoke tier on every backend)", file=sys.stderr)
     try:
         info = run_cases(cases, targets, collect, Verdicts(known), timeout=args.timeout, jobs=args.jobs, select=select)
     finally:
@@ -264,8 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--shard", help="i/n: run only shard i of n (deterministic, cost-balanced)")
     run.add_argument("--tf32", choices=("on", "off"), default="off", help="allow TF32 on CUDA (default off)")
     run.add_argument("--compiled-sample", type=positive_int, default=1, metavar="N",
-                     help="backends that export, convert or compile a model per case run the smoke cases and a "
-                          "fixed 1/N of the rest (default 1: every case; `make run` uses the README's N)")
+                     help="backends that export, convert or compile a model per case run a fixed 1/N of the cases (default 1: every case; `make run` uses the README's N)")
     run.add_argument("--gradients", action="store_true",
                      help="also judge grad_input, grad_weight, grad_bias of every case (as if gradients: true)")
     val = sub.add_parser("validate", help="check case files only")
