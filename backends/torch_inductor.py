@@ -29,12 +29,24 @@ from harness.model.case import EPILOGUE_OPS, Case
 from harness.numerics.inputs import Inputs
 
 
-def cache_dir() -> Path | None:
-    """Where inductor keeps its caches, or None when CONVDIFF_CACHE switches caching off."""
+def cache_dir(isa: str) -> Path | None:
+    """Where inductor keeps its caches, or None when CONVDIFF_CACHE switches caching off.
+
+    One directory per ISA setting (`isa`: ATen's CPU capability and oneDNN's cap): inductor's FX
+    graph cache does not key its entries by them, and code compiled under one setting, loaded under
+    another, returns garbage (measured: 10 of 90 smoke results, values up to 1e36 and NaN, when the
+    cache written under the host's AVX-512 default was read under ATEN_CPU_CAPABILITY=avx2; a fresh
+    cache under the same setting: 0). See cases/upstream/inductor-fx-cache-ignores-aten-capability.py."""
     base = os.environ.get("CONVDIFF_CACHE", ".convdiff-cache")
     if base.lower() in ("off", "0", "none", ""):
         return None
-    return (Path(base) / "inductor").resolve()
+    return (Path(base) / "inductor" / isa).resolve()
+
+
+def isa_setting(torch: Any) -> str:
+    """ATen's CPU capability as torch decided it, and the oneDNN cap the process was given."""
+    onednn = os.environ.get("ONEDNN_MAX_CPU_ISA", "") or os.environ.get("DNNL_MAX_CPU_ISA", "") or "default"
+    return f"aten-{torch.backends.cpu.get_cpu_capability()}-onednn-{onednn}".lower().replace("/", "_")
 
 
 class TorchInductorBackend(TorchBackend):
@@ -54,10 +66,12 @@ class TorchInductorBackend(TorchBackend):
     )
 
     def setup(self, device: str) -> None:
-        root = cache_dir()
+        super().setup(device)
+        import torch
+
+        root = cache_dir(isa_setting(torch))
         if root is not None:  # read by inductor when it first compiles
             os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(root)
-        super().setup(device)
         import torch._dynamo
         import torch._inductor.config
 
