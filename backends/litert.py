@@ -33,16 +33,14 @@ import hashlib
 import importlib.metadata as md
 import importlib.util
 import json
-import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from backends.artifacts import ArtifactCache, case_key
 from backends.base import Backend, Capabilities, Output, Rejected, first_line
-from backends.digest import baked_arrays_digest
 from backends.tf_epilogue import TF_EPILOGUE_OPS, Epilogue, residual_names
 from backends.tf_util import NODE_PREFIX, weight_transpose
 from harness.model.case import Case
@@ -55,14 +53,6 @@ FLEX_OPS = re.compile(r"TF Select ops: ([^\n]*)")
 TF_OPS = {"conv1d": "Conv2D", "conv2d": "Conv2D", "conv3d": "Conv3D", "conv_transpose1d": "Conv2DBackpropInput",
           "conv_transpose2d": "Conv2DBackpropInput", "conv_transpose3d": "Conv3DBackpropInputV2"}  # what tf.nn emits
 LOCATION = re.compile(r"(loc\(.*?\):\s*|\S+\.py:\d+:\d+:\s*)")
-
-
-def cache_root() -> Path | None:
-    """The LiteRT flatbuffer cache directory, or None when caching is switched off."""
-    base = os.environ.get("CONVDIFF_CACHE", ".convdiff-cache")
-    if base.lower() in ("off", "0", "none", ""):
-        return None
-    return Path(base) / "litert"
 
 
 def _dist_version(*names: str) -> str:
@@ -87,65 +77,12 @@ def converter_message(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {errors[0]}{more}"
 
 
-def constants_digest(case: Case, inputs: Inputs) -> str:
-    """sha256 over every array the converter bakes into the model (backends/digest.py)."""
-    return baked_arrays_digest(case, inputs)
-
-
 def source_digest() -> str:
     h = hashlib.sha256()
     here = Path(__file__).resolve().parent
     for name in SOURCES:
         h.update((here / name).read_bytes())
     return h.hexdigest()
-
-
-class FlatbufferCache:
-    """`<key>.tflite` + `<key>.json` (the function's code lines, notes and TFLite ops), or
-    `<key>.failed` (the converter's refusal); written atomically, shared by both backends."""
-
-    def __init__(self, root: Path | None) -> None:
-        self.root = root
-
-    def load(self, key: str) -> tuple[bytes, dict[str, Any]] | str | None:
-        """(flatbuffer, meta), the cached refusal message, or None on a miss."""
-        if self.root is None:
-            return None
-        failed = self.root / f"{key}.failed"
-        if failed.exists():
-            return failed.read_text()
-        model, meta = self.root / f"{key}.tflite", self.root / f"{key}.json"
-        if model.exists() and meta.exists():
-            return model.read_bytes(), json.loads(meta.read_text())
-        return None
-
-    def should_store(self, key: str) -> bool:
-        if self.root is None:
-            return False
-        if os.environ.get("CONVDIFF_CACHE_WRITE", "").lower() != "second":
-            return True
-        seen = self.root / f"{key}.seen"
-        if seen.exists():
-            return True
-        self.root.mkdir(parents=True, exist_ok=True)
-        seen.touch()
-        return False
-
-    def _write(self, path: Path, data: bytes) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-
-    def store(self, key: str, model: bytes, meta: dict[str, Any]) -> None:
-        if self.root is not None and self.should_store(key):
-            self._write(self.root / f"{key}.json", json.dumps(meta).encode())
-            self._write(self.root / f"{key}.tflite", model)
-
-    def store_failure(self, key: str, message: str) -> None:
-        if self.root is not None and self.should_store(key):
-            self._write(self.root / f"{key}.failed", message.encode())
 
 
 class LiteRtBackend(Backend):
@@ -193,7 +130,7 @@ class LiteRtBackend(Backend):
 
         self.litert = interpreter
         self.tfb: Any = None  # TensorFlowBackend, made on the first cache miss (TF is imported then)
-        self.cache = FlatbufferCache(cache_root())
+        self.cache = ArtifactCache("litert")  # backends/artifacts.py: flatbuffer + meta, or the refusal
         self.sources = source_digest()
 
     def fingerprint(self, device: str) -> dict[str, str]:
@@ -217,10 +154,8 @@ class LiteRtBackend(Backend):
 
     # --- the model -------------------------------------------------------------------------
     def key(self, case: Case, inputs: Inputs) -> str:
-        doc = {"format": FORMAT, "case": case.params(), "constants": constants_digest(case, inputs),
-               "tensorflow": self.tf_version(), "litert": _dist_version("ai-edge-litert"), "sources": self.sources}
-        doc["case"].pop("seed", None)  # the constants' digest says what the seed drew
-        return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()[:32]
+        return case_key(case, inputs, {"format": FORMAT, "tensorflow": self.tf_version(),
+                                       "litert": _dist_version("ai-edge-litert"), "sources": self.sources})
 
     def signature(self, case: Case) -> list[tuple[str, list[int]]]:
         """The function's arguments (name, shape): x, then one per residual (y's shape, case layout)."""
@@ -266,22 +201,19 @@ class LiteRtBackend(Backend):
 
     def model(self, case: Case, inputs: Inputs) -> tuple[bytes, dict[str, Any], str]:
         """The flatbuffer from the cache or the converter: (model, meta, how)."""
-        key = self.key(case, inputs)
-        hit = self.cache.load(key)
-        if isinstance(hit, str):
-            raise Rejected(hit)
-        if hit is not None:
-            return hit[0], hit[1], f"cache hit {key[:12]}"
-        try:
+        def build() -> dict[str, bytes]:
             model, meta = self.convert(case, inputs)
-        except Rejected:
-            raise
-        except Exception as exc:  # noqa: BLE001 - tracing or conversion failed: a finding
-            message = converter_message(exc)
-            self.cache.store_failure(key, message)
-            raise Rejected(message) from None
-        self.cache.store(key, model, meta)
-        return model, meta, "converted"
+            return {"model.tflite": model, "meta.json": json.dumps(meta).encode()}
+
+        def refusal(exc: Exception) -> str:
+            if isinstance(exc, Rejected):  # the adapter's own refusal: not cached, raised as it is
+                raise exc
+            return converter_message(exc)  # tracing or conversion failed: a finding
+
+        files, how = self.cache.fetch(self.key(case, inputs), build, refusal)
+        if isinstance(files, str):
+            raise Rejected(files)
+        return files["model.tflite"], json.loads(files["meta.json"]), "converted" if how == "built" else how
 
     def interpreter(self, model: bytes) -> Any:
         return self.litert.Interpreter(model_content=model)
