@@ -138,3 +138,19 @@ def test_failed_builds_are_remembered(tmp_path: Path) -> None:
     assert isinstance(last, CachedBuildFailure)
     assert str(last) == "RuntimeError: Unsupported transposed convolution dimensionality: 5"
     assert "tvm" not in sys.modules  # the cache logic itself never loads a framework here
+
+
+def test_tflite_import_runs_the_epilogue_inside_the_converted_model() -> None:
+    """The epilogue is part of the TF function the converter folds; the imported module's answer is
+    judged against the float64 oracle (conv, bias, then the epilogue), residuals as further inputs."""
+    cases = [
+        make_case(id="bn_gelu_res", op="conv2d", in_channels=3, out_channels=4, input_size=6, kernel_size=3,
+                  padding=1, bias=True, epilogue=["batch_norm", "gelu", "residual"]),
+        make_case(id="scale_hswish_nwc", op="conv1d", in_channels=2, out_channels=3, input_size=9, kernel_size=3,
+                  stride=2, layout="channels_last", epilogue=["scale", "hardswish"]),
+        make_case(id="shift_clamp_3d", op="conv3d", in_channels=2, out_channels=2, input_size=4, kernel_size=2,
+                  bias=True, epilogue=["shift", "clamp"]),
+    ]
+    recs = run_on(cases, ["tvm-tflite-import"])
+    assert [(r.case_id, r.status) for r in recs] == [(c.id, "pass") for c in cases], [r.message for r in recs]
+    assert all("epilogue(" in r.translation for r in recs)

@@ -7,6 +7,9 @@ in the worker, and only on a compile-cache miss (a warm run never imports TF).
 float32 only. Canonical padding is expressed the TF way: SAME/VALID natively;
 explicit conv padding as tf.pad then VALID; explicit transposed padding as VALID
 with output_shape = full + output_padding, then a crop: both exact identities.
+The epilogue is part of the TF function (backends/tf_epilogue.py's tf ops, on the N*C result
+before any transpose back), so the converter folds and fuses it as it would a user's model;
+residuals are further inputs of the function, hence of the imported `main`.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from backends.base import Capabilities, Output, Rejected, first_line
+from backends.tf_epilogue import TF_EPILOGUE_OPS, Epilogue, residual_names
 from backends.tvm.cache import array_digest
 from backends.tvm.direct import TvmBase
 from backends.tvm.plan import SPATIAL, canonical_kernel_layout, relayout
@@ -36,6 +40,7 @@ class TvmTfliteImportBackend(TvmBase):
     """TF convolution -> TFLite -> tvm.relax.frontend.tflite.from_tflite."""
 
     name = "tvm-tflite-import"
+    epilogue_ops = TF_EPILOGUE_OPS  # tf ops in the converted function
     capabilities = Capabilities(
         padding=("same", "valid"),
         padding_identities=("explicit conv padding: tf.pad then VALID",
@@ -100,6 +105,9 @@ class TvmTfliteImportBackend(TvmBase):
                 plan["crop"] = [(b, f + e - a) for (b, a), f, e in zip(plan["crop"], full, geo.extend)]
         if case.bias:
             lines.append("y = tf.nn.bias_add(y, b)")
+        if case.epilogue:
+            lines.append(f"y = epilogue({', '.join(case.epilogue)})  # tf ops on N*C y, as the tensorflow backend "
+                         "writes them; residuals are inputs of f")
         if not case.channels_last:
             lines.append("y = tf.transpose(y, NC*)")
         lines.append("buf = tf.lite.TFLiteConverter.from_concrete_functions([f.get_concrete_function()], f).convert()")
@@ -118,7 +126,9 @@ class TvmTfliteImportBackend(TvmBase):
         if r == 3:  # conv3d and conv3d_transpose take 5-element strides/dilations
             strides, dil = [1, *strides, 1], [1, *dil, 1]
 
-        def body(x: Any) -> Any:
+        names = residual_names(case)
+
+        def body(x: Any, *residuals: Any) -> Any:
             if not case.channels_last:
                 x = tf.transpose(x, to_last)
             if plan["pre_pad"]:
@@ -133,16 +143,21 @@ class TvmTfliteImportBackend(TvmBase):
                     y = y[(slice(None), *(slice(lo, hi) for lo, hi in plan["crop"]), slice(None))]
             if b is not None:
                 y = tf.nn.bias_add(y, b)
+            if case.epilogue:
+                y, _ = Epilogue(case, inputs.epilogue, dict(zip(names, residuals))).apply_tf(tf, y, nc=False)
             return y if case.channels_last else tf.transpose(y, to_first)
 
-        spec = tf.TensorSpec(case.input_shape, tf.float32)
-        fn = tf.function(body, input_signature=[spec])
+        specs = [tf.TensorSpec(case.input_shape, tf.float32, name="x"),
+                 *(tf.TensorSpec(case.output_shape, tf.float32, name=n) for n in names)]
+        fn = tf.function(body, input_signature=specs)
         converter = tf.lite.TFLiteConverter.from_concrete_functions([fn.get_concrete_function()], fn)
         return converter.convert()
 
     def run(self, case: Case, inputs: Inputs, device: str) -> Output:
         plan, lines, notes = self.plan(case)
-        key = self.key(case, device, weights=array_digest(inputs.w, inputs.b))
+        key = self.key(case, device, epilogue=list(case.epilogue), weights=array_digest(inputs.w, inputs.b, *(
+            v for c in inputs.epilogue for k, v in sorted(c.items()) if k != "r")))
+        residuals = [np.ascontiguousarray(c["r"]) for op, c in zip(case.epilogue, inputs.epilogue) if op == "residual"]
 
         def make_mod() -> Any:
             import tflite
@@ -158,6 +173,6 @@ class TvmTfliteImportBackend(TvmBase):
                 raise Rejected(first_line(exc)) from None
 
         vm, how = self.compile_cached(key, device, make_mod)
-        arr, dtype = self.invoke(vm, [np.ascontiguousarray(inputs.x)], device)
+        arr, dtype = self.invoke(vm, [np.ascontiguousarray(inputs.x), *residuals], device)
         lines += [how, "y = relax.VirtualMachine(exe, dev)['main'](x)"]
         return Output(arr, dtype, "\n".join(lines), notes=notes)
