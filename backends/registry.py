@@ -39,7 +39,7 @@ REAL_BACKENDS: dict[str, str] = {
     "torch-ao-fbgemm": "backends.torch_ao:TorchAoFbgemmBackend",
     "torch-ao-onednn": "backends.torch_ao:TorchAoOnednnBackend",
     "torch-ao-qnnpack": "backends.torch_ao:TorchAoQnnpackBackend",
-    "torch-pt2e": "backends.torch_ao:TorchPt2eBackend",
+    "torch-pt2e": "backends.torch_pt2e:TorchPt2eBackend",
 }
 TEST_PREFIXES = {
     "fault": "backends.testing.fault:FaultBackend",

@@ -1,4 +1,4 @@
-"""torch.ao quantized convolution under each quantized engine, and PT2E (issue 25).
+"""torch.ao quantized convolution under each quantized engine (issue 25).
 
 torch-ao-{x86,fbgemm,onednn,qnnpack}: `torch.backends.quantized.engine = ENGINE`, then
 `torch.ao.nn.quantized.Conv{1,2,3}d` / `ConvTranspose{1,2,3}d` with `set_weight_bias(w_q, b)`,
@@ -23,7 +23,7 @@ backend does. int8 (qint8) activations: x86, fbgemm and onednn answer Unsupporte
 BackendConfig (torch.ao.quantization.backend_config) listing conv with quint8 input only;
 qnnpack's also lists qint8 input (symmetric, scale >= 2^-12), so there a raise is Rejected.
 
-torch-pt2e: not written yet (see TorchPt2eBackend).
+torch-pt2e (PT2E: torch.export, torchao's X86InductorQuantizer, torch.compile) is backends/torch_pt2e.py.
 """
 
 from __future__ import annotations
@@ -200,20 +200,3 @@ class TorchAoOnednnBackend(TorchAoBackend):
 class TorchAoQnnpackBackend(TorchAoBackend):
     name, engine = "torch-ao-qnnpack", "qnnpack"
 
-
-class TorchPt2eBackend(TorchAoBackend):
-    name = "torch-pt2e"
-    quantized = "PT2E (torch.export + X86InductorQuantizer + torch.compile): not written yet"
-
-    def setup(self, device: str) -> None:
-        import torch
-
-        self.torch = torch
-
-    def supports(self, case: Case, device: str) -> str | None:
-        if not case.quantized:
-            return FLOAT_REASON
-        return "torch-pt2e: adapter not written yet"
-
-    def run(self, case: Case, inputs: Inputs, device: str) -> Output:
-        raise Unsupported(self.supports(case, device) or "torch-pt2e: adapter not written yet")
