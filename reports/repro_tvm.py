@@ -176,7 +176,8 @@ def tvm_tflite_template(rec: Record, case: Case) -> str:
     if not case.transpose:
         body.append(f"y = tf.nn.conv{r}d(x, w, {strides}, {plan['padding']!r}, dilations={dil})")
     else:
-        body.append(f"y = tf.nn.conv{r}d_transpose(x, w, {plan['output_shape']}, {strides}, {plan['padding']!r})")
+        tail = f", dilations={dil}" if r == 3 else ""  # CONV_3D_TRANSPOSE has dilation, TRANSPOSE_CONV none
+        body.append(f"y = tf.nn.conv{r}d_transpose(x, w, {plan['output_shape']}, {strides}, {plan['padding']!r}{tail})")
         if plan["crop"]:
             body.append("y = y[:, " + ", ".join(f"{lo}:{hi}" for lo, hi in plan["crop"]) + ", :]")
     if case.bias:

@@ -154,3 +154,20 @@ def test_tflite_import_runs_the_epilogue_inside_the_converted_model() -> None:
     recs = run_on(cases, ["tvm-tflite-import"])
     assert [(r.case_id, r.status) for r in recs] == [(c.id, "pass") for c in cases], [r.message for r in recs]
     assert all("epilogue(" in r.translation for r in recs)
+
+
+def test_tflite_import_states_a_dilated_transpose3d_and_refuses_only_what_the_converter_cannot() -> None:
+    """CONV_3D_TRANSPOSE has dilation (TRANSPOSE_CONV has none): the TF call states it, with the
+    case's own output shape (hand-derived: (5 - 1) * 2 + 2 * (3 - 1) + 1 + output_padding 1 = 14)."""
+    from backends.tvm.tflite_import import TvmTfliteImportBackend
+
+    backend = TvmTfliteImportBackend()
+    t3 = make_case(id="t3", op="conv_transpose3d", in_channels=2, out_channels=3, input_size=5, kernel_size=3,
+                   stride=2, dilation=2, output_padding=1)
+    assert backend.supports(t3, "cpu") is None
+    plan, lines, _ = backend.plan(t3)
+    assert plan["output_shape"] == [1, 14, 14, 14, 3] and list(t3.output_shape) == [1, 3, 14, 14, 14]
+    assert any("conv3d_transpose" in ln and "dilations=[2, 2, 2]" in ln for ln in lines), lines
+    t2 = make_case(id="t2", op="conv_transpose2d", in_channels=2, out_channels=3, input_size=5, kernel_size=3,
+                   dilation=2)
+    assert "TF Select" in (backend.supports(t2, "cpu") or "")

@@ -7,6 +7,9 @@ in the worker, and only on a compile-cache miss (a warm run never imports TF).
 float32 only. Canonical padding is expressed the TF way: SAME/VALID natively;
 explicit conv padding as tf.pad then VALID; explicit transposed padding as VALID
 with output_shape = full + output_padding, then a crop: both exact identities.
+Refusals are stated as the chain's own: 1-D/2-D TRANSPOSE_CONV has no dilation (the converter leaves
+a dilated Conv2DBackpropInput to TF Select; CONV_3D_TRANSPOSE has dilation), and a grouped 1-D/2-D
+transpose converts to a TRANSPOSE_CONV whose filter the importer refuses.
 The epilogue is part of the TF function (backends/tf_epilogue.py's tf ops, on the N*C result
 before any transpose back), so the converter folds and fuses it as it would a user's model;
 residuals are further inputs of the function, hence of the imported `main`.
@@ -19,8 +22,9 @@ from typing import Any
 import numpy as np
 
 from backends.base import Capabilities, Output, Rejected, first_line
+from backends.digest import baked_arrays_digest
+from backends.litert import converter_message
 from backends.tf_epilogue import TF_EPILOGUE_OPS, Epilogue, residual_names
-from backends.tvm.cache import array_digest
 from backends.tvm.direct import TvmBase
 from backends.tvm.plan import SPATIAL, canonical_kernel_layout, relayout
 from harness.model.case import Case
@@ -46,7 +50,7 @@ class TvmTfliteImportBackend(TvmBase):
         padding_identities=("explicit conv padding: tf.pad then VALID",
                             "explicit transposed padding: VALID with output_shape = full + output_padding, then crop"),
         output_padding="via output_shape",
-        dilation="conv",
+        dilation="conv, transpose3d; transpose1d/2d: none (TRANSPOSE_CONV has no dilation)",
         groups="conv1d, conv2d",
         layouts=("channels_last", "channels_first: tf.transpose around the op (exact permutation)"),
         dtypes=("float32",),
@@ -55,12 +59,17 @@ class TvmTfliteImportBackend(TvmBase):
     def supports(self, case: Case, device: str) -> str | None:
         if case.dtype != "float32":
             return f"TFLiteConverter float path is float32 only (case is {case.dtype})"
-        if case.transpose and case.groups > 1:
-            return "TensorFlow conv_transpose has no groups"
+        if case.op == "conv_transpose3d" and case.groups > 1:
+            return "grouped conv3d_transpose: tf.nn.conv3d_transpose has no groups"
+        if case.transpose and case.groups > 1:  # measured: the filter O/g converts, the importer asserts
+            return ("TFLite TRANSPOSE_CONV has no groups: TFLiteConverter writes the grouped filter and the "
+                    "TVM importer refuses it (AssertionError: Output channel in the filter should match to "
+                    "channel in the output_shape)")
         if case.rank == 3 and case.groups > 1:
             return "TFLiteConverter has no grouped CONV_3D ('tf.Conv3D' op is neither a custom op nor a flex op)"
-        if case.transpose and any(d > 1 for d in case.dilation):
-            return "TFLite TRANSPOSE_CONV has no dilation"
+        if case.transpose and case.rank < 3 and any(d > 1 for d in case.dilation):
+            return ("TFLite TRANSPOSE_CONV has no dilation: TFLiteConverter leaves a dilated "
+                    "tf.Conv2DBackpropInput to TF Select (CONV_3D_TRANSPOSE has dilation)")
         if case.geometry is None:
             return "an invalid case has no TF output_shape to state"
         return None
@@ -87,7 +96,8 @@ class TvmTfliteImportBackend(TvmBase):
             lines.append(f"y = {CONV[r]}(x, w, strides={plan['strides']}, padding={plan['padding']!r}, "
                          f"dilations={plan['dilations']})  # w {tf_kernel_layout(case)}")
         else:
-            full = [(n - 1) * s + (k - 1) + 1 for n, s, k in zip(case.input_size, case.stride, case.kernel_size)]
+            full = [(n - 1) * s + d * (k - 1) + 1
+                    for n, s, d, k in zip(case.input_size, case.stride, case.dilation, case.kernel_size)]
             if case.padding == "same":
                 size = [n * s for n, s in zip(case.input_size, case.stride)]
             else:
@@ -97,8 +107,9 @@ class TvmTfliteImportBackend(TvmBase):
                     notes.append("explicit transposed padding: VALID with output_shape = full + output_padding, "
                                  "then crop the padding")
             plan["output_shape"] = [case.batch, *size, case.out_channels]
+            dil = f", dilations={plan['dilations']}" if r == 3 else ""  # 1-D/2-D: none (see supports)
             lines.append(f"y = {TCONV[r]}(x, w, output_shape={plan['output_shape']}, strides={plan['strides']}, "
-                         f"padding={plan['padding']!r})  # w {tf_kernel_layout(case)}")
+                         f"padding={plan['padding']!r}{dil})  # w {tf_kernel_layout(case)}")
             if plan["crop"]:
                 lines.append("y = y[:, " + ", ".join(f"{b}:{f + e - a}" for (b, a), f, e in
                                                       zip(plan["crop"], full, geo.extend)) + ", :]")
@@ -138,7 +149,7 @@ class TvmTfliteImportBackend(TvmBase):
                 y = fn(x, w, strides, plan["padding"], dilations=dil)
             else:
                 fn = {1: tf.nn.conv1d_transpose, 2: tf.nn.conv2d_transpose, 3: tf.nn.conv3d_transpose}[r]
-                y = fn(x, w, plan["output_shape"], strides, plan["padding"])
+                y = fn(x, w, plan["output_shape"], strides, plan["padding"], **({"dilations": dil} if r == 3 else {}))
                 if plan["crop"]:
                     y = y[(slice(None), *(slice(lo, hi) for lo, hi in plan["crop"]), slice(None))]
             if b is not None:
@@ -155,8 +166,7 @@ class TvmTfliteImportBackend(TvmBase):
 
     def run(self, case: Case, inputs: Inputs, device: str) -> Output:
         plan, lines, notes = self.plan(case)
-        key = self.key(case, device, epilogue=list(case.epilogue), weights=array_digest(inputs.w, inputs.b, *(
-            v for c in inputs.epilogue for k, v in sorted(c.items()) if k != "r")))
+        key = self.key(case, device, epilogue=list(case.epilogue), weights=baked_arrays_digest(case, inputs)[:24])
         residuals = [np.ascontiguousarray(c["r"]) for op, c in zip(case.epilogue, inputs.epilogue) if op == "residual"]
 
         def make_mod() -> Any:
@@ -166,7 +176,7 @@ class TvmTfliteImportBackend(TvmBase):
             try:
                 buf = self.flatbuffer(case, inputs, plan)
             except Exception as exc:  # noqa: BLE001 - TF or its converter refused: a finding
-                raise Rejected("TFLiteConverter: " + first_line(exc)) from None
+                raise Rejected("TFLiteConverter: " + converter_message(exc)) from None
             try:
                 return from_tflite(tflite.Model.GetRootAsModel(buf, 0))
             except Exception as exc:  # noqa: BLE001 - the importer refused: a finding
