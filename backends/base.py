@@ -33,6 +33,8 @@ class Output:
     translation: str           # the framework call(s) made, as a user would write them
     tf32: bool = False         # whether TF32 products may have been used (CUDA)
     notes: list[str] = field(default_factory=list)  # exact identities used, if any
+    # quantized cases: the requantization rounding the kernel declares (harness.numerics.bound.QUANT_ROUNDING)
+    quant_rounding: str = "half_to_even"
 
 
 @dataclass(frozen=True)

@@ -39,15 +39,16 @@ from typing import Any
 
 import numpy as np
 
+from backends import litert_quant
 from backends.artifacts import ArtifactCache, case_key
-from backends.base import Backend, Capabilities, Output, Rejected, first_line
+from backends.base import Backend, Capabilities, Output, Rejected, Unsupported, first_line
 from backends.tf_epilogue import TF_EPILOGUE_OPS, Epilogue, residual_names
 from backends.tf_util import NODE_PREFIX, weight_transpose
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
 
 FORMAT = 1  # bump when the cached artefacts or the key's meaning change
-SOURCES = ("litert.py", "tensorflow_backend.py", "tf_epilogue.py", "tf_util.py")  # what writes the function
+SOURCES = ("litert.py", "litert_quant.py", "tensorflow_backend.py", "tf_epilogue.py", "tf_util.py")  # what writes the function
 ERROR_LINE = re.compile(r"error: (.*)")
 FLEX_OPS = re.compile(r"TF Select ops: ([^\n]*)")
 TF_OPS = {"conv1d": "Conv2D", "conv2d": "Conv2D", "conv3d": "Conv3D", "conv_transpose1d": "Conv2DBackpropInput",
@@ -94,6 +95,7 @@ class LiteRtBackend(Backend):
     distribution = "ai-edge-litert"
     devices = ("cpu",)
     epilogue_ops = TF_EPILOGUE_OPS
+    quantized = "a fully int8 TFLite model: full-integer quantization, the case's scales pinned (litert_quant.py)"
     resolver = "AUTO"  # OpResolverType: AUTO = builtin kernels + the default XNNPACK delegate
     interpreter_line = "interpreter = Interpreter(model_content=tflite_model)  # default: XNNPACK delegate"
     capabilities = Capabilities(
@@ -107,7 +109,8 @@ class LiteRtBackend(Backend):
         groups="conv1d/2d (CONV_2D with filter I/g); transpose1d/2d: converted, refused by TRANSPOSE_CONV at run "
                "time; conv3d, transpose3d: none (tf.nn has no groups)",
         layouts=("channels_last", "channels_first (transposed to N*C around the op: TFLite convolutions are N*C)"),
-        dtypes=("float32",),
+        dtypes=("float32", "uint8, int8 (a fully int8 model, uint8 via QUANTIZE at its edges; conv3d, transpose3d: "
+                "none, TFLite has no int8 CONV_3D kernels)"),
         devices=("cpu",),
         gradients="none",
     )
@@ -150,11 +153,12 @@ class LiteRtBackend(Backend):
         if case.transpose and case.rank < 3 and any(d > 1 for d in case.dilation):
             return ("TFLite TRANSPOSE_CONV has no dilation: the converter leaves a dilated "
                     "tf.Conv2DBackpropInput to TF Select (CONV_3D_TRANSPOSE has dilation)")
-        return TensorFlowBackend().supports(case, device)
+        return (case.quantized and litert_quant.quant_reason(case)) or TensorFlowBackend().supports(case, device)
 
     # --- the model -------------------------------------------------------------------------
     def key(self, case: Case, inputs: Inputs) -> str:
-        return case_key(case, inputs, {"format": FORMAT, "tensorflow": self.tf_version(),
+        quant = litert_quant.salt(inputs.quant) if inputs.quant is not None else {}
+        return case_key(case, inputs, {**quant, "format": FORMAT, "tensorflow": self.tf_version(),
                                        "litert": _dist_version("ai-edge-litert"), "sources": self.sources})
 
     def signature(self, case: Case) -> list[tuple[str, list[int]]]:
@@ -162,8 +166,9 @@ class LiteRtBackend(Backend):
         names = residual_names(case)
         return [("x", list(case.input_shape)), *((n, list(case.output_shape)) for n in names)]
 
-    def convert(self, case: Case, inputs: Inputs) -> tuple[bytes, dict[str, Any]]:
-        """Trace the TF function and convert it: (flatbuffer, meta: code lines, notes, ops)."""
+    def trace(self, case: Case, inputs: Inputs, dtype: str) -> tuple[Any, Any, dict[str, Any]]:
+        """The case's TF function traced with `dtype` arguments: (concrete function, the tf.function,
+        the record of its code lines and notes that the trace fills)."""
         from backends.tensorflow_backend import TensorFlowBackend, in_nc_only, layout_perms
 
         if self.tfb is None:
@@ -192,10 +197,17 @@ class LiteRtBackend(Backend):
             return y
 
         fn = tf.function(body, autograph=False)
-        dtype = getattr(tf, case.dtype)
-        specs = [tf.TensorSpec(shape, dtype, name=n) for n, shape in self.signature(case)]
-        converter = tf.lite.TFLiteConverter.from_concrete_functions([fn.get_concrete_function(*specs)], fn)
-        converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]  # no TF Select (Flex)
+        specs = [tf.TensorSpec(shape, getattr(tf, dtype), name=n) for n, shape in self.signature(case)]
+        return fn.get_concrete_function(*specs), fn, record
+
+    def convert(self, case: Case, inputs: Inputs) -> tuple[bytes, dict[str, Any]]:
+        """Trace the TF function and convert it: (flatbuffer, meta: code lines, notes, ops)."""
+        if case.quantized:
+            model, meta = litert_quant.convert(self, case, inputs)
+            return model, {**meta, "ops": model_ops(model)}
+        concrete, fn, record = self.trace(case, inputs, case.dtype)
+        converter = self.tfb.tf.lite.TFLiteConverter.from_concrete_functions([concrete], fn)
+        converter.target_spec.supported_ops = [self.tfb.tf.lite.OpsSet.TFLITE_BUILTINS]  # no TF Select (Flex)
         model = converter.convert()
         return model, {"lines": record["lines"], "notes": record["notes"], "ops": model_ops(model)}
 
@@ -206,7 +218,7 @@ class LiteRtBackend(Backend):
             return {"model.tflite": model, "meta.json": json.dumps(meta).encode()}
 
         def refusal(exc: Exception) -> str:
-            if isinstance(exc, Rejected):  # the adapter's own refusal: not cached, raised as it is
+            if isinstance(exc, Rejected | Unsupported):  # the adapter's own answer: not cached, raised as it is
                 raise exc
             return converter_message(exc)  # tracing or conversion failed: a finding
 
@@ -231,20 +243,27 @@ class LiteRtBackend(Backend):
             y = np.array(it.get_tensor(it.get_output_details()[0]["index"]))
         except Exception as exc:  # noqa: BLE001 - the interpreter refused a valid model: a finding
             raise Rejected(first_line(exc)) from None
-        return Output(np.ascontiguousarray(y), y.dtype.name, self.translation(case, meta, how), notes=meta["notes"])
+        out = Output(np.ascontiguousarray(y), y.dtype.name, self.translation(case, meta, how), notes=meta["notes"])
+        if case.quantized:  # which kernel requantized: the delegate's or TFLite's own
+            out.quant_rounding = litert_quant.ROUNDING["delegate" if litert_quant.delegated(it) else "builtin"]
+            out.notes = [*out.notes, f"requantization: {litert_quant.REQUANT[out.quant_rounding]}"]
+        return out
 
     def translation(self, case: Case, meta: dict[str, Any], how: str) -> str:
         sig = self.signature(case)
         _, w_line = weight_transpose(case)
-        specs = ", ".join(f"tf.TensorSpec({shape}, tf.{case.dtype}, name={n!r})" for n, shape in sig)
+        dtype = "float32" if case.quantized else case.dtype  # quantized: the float function, then quantized
+        specs = ", ".join(f"tf.TensorSpec({shape}, tf.{dtype}, name={n!r})" for n, shape in sig)
         feed = "; ".join(f"interpreter.set_tensor(<{n}>, {n})" for n, _ in sig)
         return "\n".join([
             w_line.replace("w = tf.transpose(", "w = tf.constant(np.transpose(").replace(")  #", "))  #"),
             "@tf.function  # w, b and the epilogue constants: tf.constant inside the trace",
             f"def f({', '.join(n for n, _ in sig)}):", *(f"    {ln}" for ln in meta["lines"]), "    return y",
             f"converter = tf.lite.TFLiteConverter.from_concrete_functions([f.get_concrete_function({specs})], f)",
-            "converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]  # no TF Select (Flex)",
-            f"tflite_model = converter.convert()  # {how}; TFLite ops: {', '.join(meta['ops'])}",
+            *(litert_quant.translation_lines(case) if case.quantized else [
+                "converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]  # no TF Select (Flex)",
+                "tflite_model = converter.convert()"]),
+            f"# {how}; TFLite ops: {', '.join(meta['ops'])}",
             self.interpreter_line,
             f"interpreter.allocate_tensors(); {feed}; interpreter.invoke()",
             "y = interpreter.get_tensor(interpreter.get_output_details()[0]['index'])",

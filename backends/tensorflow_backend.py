@@ -223,16 +223,19 @@ class TFBase(Backend):
     def host_facts(self, device: str) -> dict[str, HostFact]:
         # TF decides oneDNN from the CPU (on by default only with AVX-512 VNNI/BF16 or AMX) and
         # TF_ENABLE_ONEDNN_OPTS; ask TF what it decided rather than reading the variable.
-        return {"tf_onednn": onednn_enabled(), "tf_bf16_conv": self.bf16_conv_runs(),
+        return {"tf_onednn": onednn_enabled(), "tf_bf16_conv": self.half_conv_runs("bfloat16"),
+                "tf_f16_conv": self.half_conv_runs("float16"),
                 "tf_threads": int(self.tf.config.threading.get_intra_op_parallelism_threads())}
 
-    def bf16_conv_runs(self) -> bool:
-        """A live probe: does this process run a 1x1 bfloat16 conv2d? TF decides whether its oneDNN
-        kernels take bfloat16 from CPUID alone; oneDNN itself may be capped lower (ONEDNN_MAX_CPU_ISA),
-        and then every bfloat16 convolution raises instead of falling back to Eigen."""
+    def half_conv_runs(self, dtype: str) -> bool:
+        """A live probe: does this process run a 1x1 conv2d in `dtype` (bfloat16, float16)? TF decides
+        whether its oneDNN kernels take bfloat16/float16 from CPUID alone (AVX512_BF16/AMX, AVX512_FP16);
+        oneDNN itself may be capped lower (ONEDNN_MAX_CPU_ISA), and then every such convolution raises
+        instead of falling back to Eigen."""
         tf = self.tf
+        t = getattr(tf, dtype)
         try:
-            tf.nn.conv2d(tf.ones([1, 1, 1, 1], tf.bfloat16), tf.ones([1, 1, 1, 1], tf.bfloat16), 1, "VALID")
+            tf.nn.conv2d(tf.ones([1, 1, 1, 1], t), tf.ones([1, 1, 1, 1], t), 1, "VALID")
         except Exception:  # noqa: BLE001 - any refusal is the answer
             return False
         return True

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from backends import torch_epilogue
-from backends.base import Backend, Capabilities, Output, Rejected, first_line
+from backends.base import Backend, Capabilities, HostFact, Output, Rejected, first_line
 from backends.torch_backend import TorchBackend
 from backends.torch_module import conv_module, epilogue_lines, module_plan, to_tensor
 from harness.model.case import EPILOGUE_OPS, Case
@@ -32,11 +32,13 @@ from harness.numerics.inputs import Inputs
 def cache_dir(isa: str) -> Path | None:
     """Where inductor keeps its caches, or None when CONVDIFF_CACHE switches caching off.
 
-    One directory per ISA setting (`isa`: ATen's CPU capability and oneDNN's cap): inductor's FX
-    graph cache does not key its entries by them, and code compiled under one setting, loaded under
-    another, returns garbage (measured: 10 of 90 smoke results, values up to 1e36 and NaN, when the
-    cache written under the host's AVX-512 default was read under ATEN_CPU_CAPABILITY=avx2; a fresh
-    cache under the same setting: 0). See cases/upstream/inductor-fx-cache-ignores-aten-capability.py."""
+    One directory per ISA setting (`isa`: ATen's CPU capability, inductor's vector ISA, oneDNN's cap):
+    inductor's FX graph cache key leaves out the vector ISA, so a hit returns C++ source generated for
+    another vector width, which is then compiled for the current one. Measured on the smoke tier: a
+    cache written under AVX-512 (16 floats per loop step) read under ATEN_CPU_CAPABILITY=avx2 (8-lane
+    vectors): 10 of 90 results wrong, up to 1e36 and NaN (half of each step never written); one written
+    under avx2 read under ATEN_CPU_CAPABILITY=default (scalar build): 18 of 90 "CppCompileError: 'at::vec'
+    has not been declared". A fresh cache per setting: 0. cases/upstream/inductor-fx-cache-ignores-aten-capability.py."""
     base = os.environ.get("CONVDIFF_CACHE", ".convdiff-cache")
     if base.lower() in ("off", "0", "none", ""):
         return None
@@ -44,9 +46,20 @@ def cache_dir(isa: str) -> Path | None:
 
 
 def isa_setting(torch: Any) -> str:
-    """ATen's CPU capability as torch decided it, and the oneDNN cap the process was given."""
+    """ATen's CPU capability and inductor's vector ISA as torch decided them, and the oneDNN cap the
+    process was given: a cache written under one vector ISA and read under another is the bug above."""
     onednn = os.environ.get("ONEDNN_MAX_CPU_ISA", "") or os.environ.get("DNNL_MAX_CPU_ISA", "") or "default"
-    return f"aten-{torch.backends.cpu.get_cpu_capability()}-onednn-{onednn}".lower().replace("/", "_")
+    aten = torch.backends.cpu.get_cpu_capability()
+    return f"aten-{aten}-vec-{vec_isa()}-onednn-{onednn}".lower().replace("/", "_").replace(" ", "_")
+
+
+def vec_isa() -> str:
+    """The vector ISA inductor generates and compiles C++ for (pick_vec_isa: follows the CPU's flags and
+    ATEN_CPU_CAPABILITY): amx, avx512, avx2, neon, ...; "none" where it emits scalar code."""
+    from torch._inductor.cpu_vec_isa import pick_vec_isa
+
+    isa = pick_vec_isa()
+    return type(isa).__name__.removeprefix("Vec").lower() if isa else "none"
 
 
 class TorchInductorBackend(TorchBackend):
@@ -82,6 +95,9 @@ class TorchInductorBackend(TorchBackend):
 
     def fingerprint(self, device: str) -> dict[str, str]:
         return {**super().fingerprint(device), "freezing": "True"}
+
+    def host_facts(self, device: str) -> dict[str, HostFact]:
+        return {**super().host_facts(device), "inductor_vec_isa": vec_isa()}
 
     def translation(self, case: Case, inputs: Inputs, cls: str, args: dict[str, Any], body: list[str]) -> list[str]:
         """The module, its forward and the compile call as a user writes them."""

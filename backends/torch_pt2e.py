@@ -52,8 +52,9 @@ import os
 import numpy as np
 
 from backends.base import Backend, Capabilities, HostFact, Output, Rejected, Unsupported
+from backends.onednn_probe import int8_conv_isa
 from backends.torch_backend import TorchBackend
-from backends.torch_inductor import cache_dir, isa_setting, rejection
+from backends.torch_inductor import cache_dir, isa_setting, rejection, vec_isa
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
 
@@ -117,7 +118,9 @@ class TorchPt2eBackend(Backend):
                 "freezing": "True", "isa": isa_setting(self.torch)}
 
     def host_facts(self, device: str) -> dict[str, HostFact]:
-        return {"torch_cpu_capability": str(self.torch.backends.cpu.get_cpu_capability())}
+        # inductor lowers the quantized conv to oneDNN's qconv: the same kernels as the onednn engine's
+        return {"torch_cpu_capability": str(self.torch.backends.cpu.get_cpu_capability()),
+                "inductor_vec_isa": vec_isa(), "torch_onednn_int8_isa": int8_conv_isa(self.torch, "onednn")}
 
     def supports(self, case: Case, device: str) -> str | None:
         if not case.quantized:

@@ -69,7 +69,7 @@ def test_tensorflow_reports_its_live_onednn_state(monkeypatch, setting, want):
     monkeypatch.setenv("TF_ENABLE_ONEDNN_OPTS", setting)
     facts = _facts("tensorflow")
     assert facts["tf_onednn"] is want
-    assert isinstance(facts["tf_bf16_conv"], bool)
+    assert isinstance(facts["tf_bf16_conv"], bool) and isinstance(facts["tf_f16_conv"], bool)
 
 
 def test_torch_reports_its_live_cpu_capability(monkeypatch):
@@ -79,6 +79,34 @@ def test_torch_reports_its_live_cpu_capability(monkeypatch):
     assert facts["torch_cpu_capability"] == "DEFAULT"
     assert facts["torch_threads"] >= 1 and facts["torch_onednn_version"].count(".") >= 1
     assert set(facts) <= set(host.FACTS)
+
+
+def test_onednn_kernel_isa_is_read_from_its_verbose_exec_line():
+    """oneDNN's verbose format: primitive,exec,<engine>,<kind>,<impl>:<isa>,...; info lines are skipped."""
+    from backends.onednn_probe import kernel_isa
+
+    log = ("onednn_verbose,v1,info,cpu,isa:Intel AVX2\n"
+           "onednn_verbose,v1,primitive,exec,cpu,reorder,jit:uni,undef,src:s8::blocked:abcd::f0,,4x4x3x3,0.01\n"
+           "onednn_verbose,v1,primitive,exec,cpu,convolution,jit_uni_int8_1x1:avx2,forward_inference,src:u8,,mb1,0.02\n")
+    assert kernel_isa(log) == "avx2"
+    assert kernel_isa(log.replace("jit_uni_int8_1x1:avx2", "brgconv:avx10_1_512_amx")) == "avx10_1_512_amx"
+    assert kernel_isa(log.splitlines()[0]) == "none"
+
+
+def test_torch_ao_reports_the_onednn_kernel_it_ran(monkeypatch):
+    """ONEDNN_MAX_CPU_ISA=AVX2 caps oneDNN at AVX2 (documented), which has no VNNI; fbgemm is not oneDNN."""
+    from backends.onednn_probe import NO_VNNI_ISAS
+
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX2")
+    assert _facts("torch-ao-onednn")["torch_onednn_int8_isa"] in NO_VNNI_ISAS
+    assert _facts("torch-ao-fbgemm")["torch_onednn_int8_isa"] == "none"
+
+
+def test_inductor_reports_the_vector_isa_it_compiles_for(monkeypatch):
+    """Under ATEN_CPU_CAPABILITY=default inductor emits scalar C++ (pick_vec_isa honours it)."""
+    monkeypatch.setenv("ATEN_CPU_CAPABILITY", "default")
+    facts = _facts("torch-inductor")
+    assert facts["inductor_vec_isa"] == "none" and facts["torch_cpu_capability"] == "DEFAULT"
 
 
 def test_every_known_issue_host_selector_names_a_fact():

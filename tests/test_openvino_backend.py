@@ -69,3 +69,31 @@ def test_float32_verdict_follows_the_default_precision(run: tuple[dict[str, Reco
     else:  # bf16/f16 products and rounding: far beyond the float32 bound, explained by the host-selected entry
         assert r.status == "mismatch" and r.diagnosis == "low_precision_accumulation", (r.status, r.diagnosis)
         assert r.known_issue == "openvino-cpu-default-bf16-inference-precision"
+
+
+def test_int8_probe_values_are_the_oracles() -> None:
+    """The probe's two answers, from the integer oracle: exact accumulation, and the u8 x s8 pair sums
+    saturated to int16 (harness/numerics/quant.py simulates vpmaddubsw)."""
+    from backends.onnx.openvino_probe import EXACT, SATURATED, probe
+    from harness.numerics.quant import accumulate, requantize, saturated_accumulator
+
+    case, inputs = probe()
+    p = inputs.quant
+    assert p is not None
+    exact = requantize(case, accumulate(case, inputs.x, inputs.w, None, p.x_zero_point, p.w_zero_point), p)
+    saturated = requantize(case, saturated_accumulator(case, inputs.x, inputs.w, None, p), p)
+    assert (int(exact.ravel()[0]), int(saturated.ravel()[0])) == (EXACT, SATURATED) == (130, 66)
+
+
+def test_int8_pair_sums_follow_the_onednn_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ONEDNN_MAX_CPU_ISA=AVX2 (no VNNI on any CPU) makes OpenVINO's oneDNN saturate pair sums."""
+    from harness.execution.pool import Worker
+
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX2")
+    w = Worker("openvino", "cpu")
+    try:
+        if not w.ready():
+            pytest.skip(f"openvino: {w.reason}")
+        assert w.host["openvino_int8_pair_sums"] == "int16-saturated"
+    finally:
+        w.stop()

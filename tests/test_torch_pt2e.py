@@ -69,7 +69,7 @@ def test_narrow_and_pinned_cases_match_the_integer_oracle(records: dict[str, Rec
 @NEEDS_TORCHAO
 def test_full_range_passes_or_is_the_known_saturation_of_this_host(records: dict[str, Record]) -> None:
     r = records["c2d_full"]
-    if r.known_issue == "torch-ao-onednn-int16-pair-saturation":  # selected by the worker's cpu_flags (no VNNI)
+    if r.known_issue == "torch-ao-onednn-int16-pair-saturation":  # selected by the oneDNN kernel ISA the worker ran (no VNNI)
         assert r.status == "mismatch" and r.diagnosis and "int16" in r.diagnosis
     else:
         assert r.status == "pass", r.message

@@ -30,6 +30,7 @@ from backends.onnx.model import (
     residual_arrays,
     residual_inputs,
 )
+from backends.onnx.openvino_probe import int8_pair_sums
 from backends.onnx.qmodel import build_quant_model, quant_lines, quant_reason
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
@@ -75,7 +76,8 @@ class OpenVinoBackend(Backend):
 
     def inference_precision(self) -> str:
         """The precision the CPU plugin really computes an f32 model in: compile a tiny f32 Conv with
-        default properties and read the compiled model's INFERENCE_PRECISION_HINT (e.g. bf16, f32)."""
+        default properties and read the compiled model's INFERENCE_PRECISION_HINT (e.g. bf16, f32);
+        "rejected (<reason>)" where that compile raises."""
         if self._precision is None:
             from harness.model.build import make_case
 
@@ -83,12 +85,18 @@ class OpenVinoBackend(Backend):
                               input_size=1, kernel_size=1)
             attrs, _ = node_attributes(probe)
             w = np.ones(probe.weight_shape, np.float32)
-            compiled = self.compile(build_model(probe, w, None, attrs).SerializeToString())
+            try:
+                compiled = self.compile(build_model(probe, w, None, attrs).SerializeToString())
+            except Exception as exc:  # noqa: BLE001 - e.g. bf16 chosen from CPUID, oneDNN capped below it
+                lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+                self._precision = f"rejected ({lines[-1][:60] if lines else type(exc).__name__})"
+                return self._precision
             self._precision = precision_name(compiled.get_property("INFERENCE_PRECISION_HINT"))
         return self._precision
 
     def host_facts(self, device: str) -> dict[str, HostFact]:
-        return {"openvino_inference_precision": self.inference_precision()}
+        return {"openvino_inference_precision": self.inference_precision(),
+                "openvino_int8_pair_sums": int8_pair_sums(self.compile)}
 
     def fingerprint(self, device: str) -> dict[str, str]:
         return {"version": self.ov.__version__, "device": "CPU",

@@ -1,6 +1,12 @@
-# inductor's caches are not keyed by ATen's CPU capability: code cached under the host's default
-# (AVX-512 here) and loaded by a process with ATEN_CPU_CAPABILITY=avx2 returns garbage
-# (convdiff, 2026-11: 10 of 90 smoke results, up to 1e36 and NaN). Needs an AVX-512 CPU.
+# inductor's FX graph cache key leaves out the vector ISA the C++ is generated for (on CPU its system
+# info is empty): a hit returns the source written for one ISA, which is then compiled with the flags of
+# the ISA picked now (pick_vec_isa follows ATEN_CPU_CAPABILITY and the CPU). Here the cached kernel
+# steps 16 floats per iteration (AVX-512) but is built with 8-lane AVX2 vectors, so half of the output
+# is never written: garbage (convdiff, 2026-11: 10 of 90 smoke results, up to 1e36 and NaN). The other
+# way, source vectorized for avx2 built under ATEN_CPU_CAPABILITY=default fails to compile
+# ("'at::vec' has not been declared"; 18 of 90 smoke results). A machine with another CPU reading a
+# shared or copied cache meets the same. Needs an AVX-512 CPU. Same class as pytorch/pytorch#167463
+# (thread count missing from the key, fixed by #185049).
 import os
 import subprocess
 import sys

@@ -43,13 +43,17 @@ def run_setting(name: str, env: dict[str, str], args: argparse.Namespace) -> dic
         return {"name": name, "rc": proc.returncode, "error": (proc.stderr or proc.stdout).strip()[-300:]}
     s = json.loads(summary_path.read_text(encoding="utf-8"))
     facts = s.get("fingerprint", {}).get("host_facts", {})
-    return {"name": name, "rc": proc.returncode, "seconds": round(time.monotonic() - start, 1),
+    # a backend whose worker fails to start under this setting ran nothing: say so, never a silent gap
+    broken = [ln.split()[1].rstrip(":") for ln in proc.stderr.splitlines()
+              if ln.startswith("skipped ") and ": setup failed" in ln]
+    return {"name": name, "rc": proc.returncode, "seconds": round(time.monotonic() - start, 1), "setup_failed": broken,
             "results": s.get("total", 0), "unexpected": s.get("unexpected", 0),
             "known": sum(1 for r in _records(out) if r.get("known_issue") and r["status"] in r.get("known_status", [])),
             "fixed": len(s.get("fixed_upstream", [])),
             "key": s.get("fingerprint", {}).get("host_key", "?"),
             "facts": {k: v for t in facts.values() for k, v in t.items()
-                      if k in ("tf_onednn", "torch_cpu_capability", "torch_mkldnn_bf16")}}
+                      if k in ("tf_onednn", "torch_cpu_capability", "torch_mkldnn_bf16", "inductor_vec_isa",
+                               "openvino_int8_pair_sums")}}
 
 
 def _records(out: Path) -> list[dict]:
@@ -85,9 +89,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:<14} failed to run (exit {row['rc']}): {row['error']}")
         else:
             print(f"{name:<14} {row['results']:>6} results {row['unexpected']:>4} unexpected {row['known']:>5} known "
-                  f"{row['fixed']:>3} fixed? {row['seconds']:>7.1f} s  key {row['key']}  {json.dumps(row['facts'])}",
-                  flush=True)
-    return 0 if all(r.get("unexpected") == 0 and "error" not in r for r in rows) else 1
+                  f"{row['fixed']:>3} fixed? {row['seconds']:>7.1f} s  key {row['key']}  {json.dumps(row['facts'])}"
+                  + (f"  setup failed: {', '.join(row['setup_failed'])}" if row["setup_failed"] else ""), flush=True)
+    return 0 if all(r.get("unexpected") == 0 and not r.get("setup_failed") and "error" not in r for r in rows) else 1
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ FACTS: dict[str, str] = {
     "machine": "platform.machine() (x86_64, aarch64, ...)",
     "tf_onednn": "TensorFlow's live oneDNN state (IsMklEnabled) in the worker",
     "tf_bf16_conv": "TensorFlow runs a 1x1 bfloat16 conv2d in the worker (a live probe; False where it raises)",
+    "tf_f16_conv": "TensorFlow runs a 1x1 float16 conv2d in the worker (a live probe; False where it raises)",
     "tf_threads": "TensorFlow intra-op threads as configured (0 = its default)",
     "torch_cpu_capability": "torch.backends.cpu.get_cpu_capability(): the ATen kernel ISA (DEFAULT, AVX2, AVX512, ...)",
     "torch_mkldnn": "torch.backends.mkldnn.is_available()",
@@ -45,6 +46,11 @@ FACTS: dict[str, str] = {
     "torch_threads": "torch.get_num_threads()",
     "torch_quantized_engine": "torch.backends.quantized.engine the torch.ao backend set in its worker (x86, fbgemm, onednn, qnnpack)",
     "torch_quantized_engines": "torch.backends.quantized.supported_engines in this torch build (list)",
+    "torch_onednn_int8_isa": "ISA of the oneDNN kernel the worker's quantized engine ran a u8 x s8 conv2d with, read live from "
+                             "ONEDNN_VERBOSE (avx2, avx512_core, avx512_core_vnni, avx10_1_512_amx, ...; none: the engine "
+                             "called no oneDNN conv, e.g. fbgemm, or x86 on a CPU without AVX512-VNNI)",
+    "inductor_vec_isa": "the vector ISA torch.compile's C++ code is generated and built for (torch._inductor.cpu_vec_isa."
+                        "pick_vec_isa(): amx, avx512, avx2, ...; none: scalar code). Follows ATEN_CPU_CAPABILITY and the CPU",
     "paddle_onednn": "Paddle built with oneDNN (MKLDNN) and FLAGS_use_mkldnn as read by Paddle",
     "paddle_inference_onednn": "whether a default CPU paddle.inference Config runs oneDNN (Config.mkldnn_enabled())",
     "tvm_target": "the TVM target string the backend compiles for",
@@ -53,6 +59,8 @@ FACTS: dict[str, str] = {
     "jax_f16_conv_dtype": "element type XLA's optimized HLO convolves float16 in (f32: upcast around the conv)",
     "jax_bf16_conv_dtype": "element type XLA's optimized HLO convolves bfloat16 in (f32: upcast around the conv)",
     "jax_threads": "threads in XLA's CPU intra-op (Eigen) pool, counted in the worker",
+    "openvino_int8_pair_sums": "what OpenVINO's u8 x s8 int8 conv computes for four products 255 * 127 (a live probe): "
+                               "exact, or int16-saturated (pair sums clamped: oneDNN without VNNI, vpmaddubsw)",
     "openvino_inference_precision": "the precision OpenVINO's CPU plugin computes an f32 model in at default "
                                     "hints (compiled model's INFERENCE_PRECISION_HINT: bf16, f16, f32)",
 }

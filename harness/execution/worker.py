@@ -40,7 +40,7 @@ def execute(backend: Any, case: Case, inputs: Inputs, device: str) -> dict[str, 
         where = f" (at {frame.filename.rsplit('/', 1)[-1]}:{frame.lineno})"
         return {"status": "error", "message": first_line(exc) + where, "duration_s": time.perf_counter() - start}
     return {
-        "status": "ok", "array": out.array, "dtype": out.dtype, "tf32": out.tf32,
+        "status": "ok", "array": out.array, "dtype": out.dtype, "tf32": out.tf32, "quant_rounding": out.quant_rounding,
         "translation": "\n".join([*(f"# exact identity: {n}" for n in out.notes), out.translation]),
         "duration_s": time.perf_counter() - start,
     }

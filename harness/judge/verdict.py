@@ -44,7 +44,8 @@ def judge(case: Case, backend: str, worker: Worker, payload: dict[str, Any],
     elif status == "ok":
         assert oracle is not None
         verdict = compare(case, payload["array"], payload["dtype"], oracle[0], oracle[1], payload.get("tf32", False),
-                          output, oracle[2] if len(oracle) > 2 else None)
+                          output, oracle[2] if len(oracle) > 2 else None,
+                          payload.get("quant_rounding", "half_to_even"))
         rec.status, rec.message, rec.where = verdict.status, verdict.message, verdict.where
         rec.max_abs_err, rec.rel_err, rec.bound_ratio = verdict.max_abs_err, verdict.rel_err, verdict.bound_ratio
         if verdict.status in ("mismatch", "shape_mismatch") and inputs is not None and output != "out":

@@ -52,7 +52,15 @@ keeps float32 between ops or rounds after each does no worse than each term allo
 Quantized cases (dtype uint8 | int8, harness/numerics/quant.py) are judged in units of y: the
 accumulation is exact integer arithmetic, and the requantization multiplier may be rounded
 to float32 (or a fixed-point multiplier) before it is applied, so one unit of y is allowed
-(QUANT_UNITS). Errors and `bound_ratio` are then in units of y.
+(quant_units). Errors and `bound_ratio` are then in units of y. An adapter declares the rounding
+its kernel documents (`Output.quant_rounding`, a key of QUANT_ROUNDING), and `quant_units` derives
+the allowance from it: the kernel rounds v' = acc * M' with M' its stored multiplier, so
+|v' - v| <= |v| * 2^-22 <= QUANT_SLACK for an output that does not saturate (|v| < 2^9), and its
+result r is within rho of v' (rho: 1/2 for a rounding to nearest with any tie rule; TFLite's
+fixed-point multiplier rounds twice, to the high 32 bits and then by the shift, so rho < 1/2 +
+1/2^(shift+1) <= 1; truncation rho < 1). The truth t = round_half_even(v) is within 1/2 of v, so
+|r - t| <= rho + QUANT_SLACK + 1/2, an integer: floor(rho + QUANT_SLACK + 1/2) units (1 for each
+rounding above; a tie rule alone never moves a result by more than one unit).
 """
 
 from __future__ import annotations
@@ -75,7 +83,14 @@ LIPSCHITZ = {"relu": 1.0, "relu6": 1.0, "leaky_relu": 1.0, "clamp": 1.0, "tanh":
 AT_ZERO = {"sigmoid": 0.5}
 TRANSCENDENTAL_ULPS = {"sigmoid": 8.0, "tanh": 8.0, "gelu": 8.0, "silu": 8.0, "hardswish": 8.0}
 FOLD_ULPS = {"batch_norm": 6.0, "divide": 2.0}  # others: 2 (one rounding of a*w, one of a*b + t)
-QUANT_UNITS = 1.0  # a quantized output may be one unit of y off (the multiplier's rounding)
+QUANT_SLACK = 2.0**-13  # |v' - v|: a float32 or Q31 multiplier's relative error (<= 2^-22) times |v| < 2^9
+# rho per declared requantization rounding: how far the kernel's result may be from the value it rounds
+QUANT_ROUNDING = {
+    "half_to_even": 0.5,            # ONNX QLinearConv's rule (the oracle's), float multiplier
+    "half_away_from_zero": 0.5,     # e.g. std::round of a float product
+    "fixed_point_half_away": 1.0,   # TFLite MultiplyByQuantizedMultiplier: two roundings half away from zero
+    "truncate": 1.0,                # a conversion to int without rounding
+}
 
 
 def _tiny(dtype: str) -> float:
@@ -107,14 +122,20 @@ def accumulation_length(case: Case, output: str = "out") -> int:
     return case.batch * math.prod(positions)
 
 
+def quant_units(rounding: str = "half_to_even") -> float:
+    """Units of y a quantized output may be off for a kernel declaring `rounding` (see above)."""
+    return float(math.floor(QUANT_ROUNDING[rounding] + QUANT_SLACK + 0.5))
+
+
 def error_bound(case: Case, ref: np.ndarray, scale: np.ndarray, tf32: bool = False,
-                output: str = "out", trace: Trace | None = None) -> np.ndarray:
+                output: str = "out", trace: Trace | None = None, rounding: str = "half_to_even") -> np.ndarray:
     """Allowed |out - ref| per element of `output` (float64, same shape as ref).
 
     `trace`: an epilogue case's steps (the oracle's third value); the conv's bound is then
-    taken at the conv output and carried through the epilogue."""
+    taken at the conv output and carried through the epilogue. `rounding`: a quantized kernel's
+    declared requantization rounding (QUANT_ROUNDING)."""
     if case.quantized:
-        return np.full(np.shape(ref), QUANT_UNITS)
+        return np.full(np.shape(ref), quant_units(rounding))
     if trace is not None and trace.steps:
         return epilogue_bound(case, trace, conv_bound(case, trace.z, scale, tf32), scale)
     return conv_bound(case, ref, scale, tf32, output)

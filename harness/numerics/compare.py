@@ -101,7 +101,8 @@ def _heat_slice(ratio: np.ndarray, worst: tuple, names: tuple[str, ...]) -> dict
 
 
 def compare(case: Case, out: np.ndarray, out_dtype: str, ref: np.ndarray, scale: np.ndarray,
-            tf32: bool = False, output: str = "out", trace: Trace | None = None) -> Verdict:
+            tf32: bool = False, output: str = "out", trace: Trace | None = None,
+            rounding: str = "half_to_even") -> Verdict:
     """Decide pass / mismatch / shape_mismatch for one backend result (`output`: out or a gradient)."""
     if tuple(out.shape) != tuple(ref.shape):
         return Verdict("shape_mismatch", message=f"output shape {tuple(out.shape)}, expected {tuple(ref.shape)}")
@@ -110,7 +111,7 @@ def compare(case: Case, out: np.ndarray, out_dtype: str, ref: np.ndarray, scale:
     out64 = np.asarray(out, dtype=np.float64)
     finite = np.isfinite(out64)
     err = np.abs(out64 - ref)
-    bound = error_bound(case, ref, scale, tf32, output, trace)
+    bound = error_bound(case, ref, scale, tf32, output, trace, rounding)
     # Where exact arithmetic makes the bound 0, measure errors in units of one rounding
     # at that element instead, so the ratio stays finite and sortable (quantized: units of y).
     unit = bound if case.quantized else np.maximum(bound, UNIT_ROUNDOFF[case.dtype] * scale + np.finfo(np.float64).tiny)
