@@ -71,6 +71,8 @@ class Backend:
     # True where each case pays an export, conversion or compile (cached on disk, but paid cold):
     # `convdiff run --compiled-sample N` runs these on the smoke cases and a 1/N cost-balanced share of the rest
     builds_per_case: bool = False
+    # > 0 where prepare() builds that many cases' models at once (the worker calls it before the run)
+    batch_size: int = 0
 
     def version(self) -> str:
         try:
@@ -118,6 +120,12 @@ class Backend:
 
     def run(self, case: Case, inputs: Inputs, device: str) -> Output:
         raise NotImplementedError
+
+    def prepare(self, cases: list[Case], device: str) -> dict[str, int]:
+        """Build ahead, `batch_size` cases at a time, what run() will build per case (one compiled
+        module for many cases, stored in the adapter's cache), so that run() finds it built. run()
+        must return the same either way; a failed or crashed prepare only costs the time. Counts."""
+        return {}
 
     def run_gradients(self, case: Case, inputs: Inputs, dy: np.ndarray, device: str) -> dict[str, Output]:
         """The backward pass of y = op(x, w) + b for the upstream gradient `dy` (`inputs.dy`).

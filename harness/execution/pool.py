@@ -20,6 +20,7 @@ from harness.numerics.inputs import Inputs
 # a started worker process: (process, its answers, its requests, its log, when it started)
 Spawned = tuple[subprocess.Popen, Connection, Connection, Any, float]
 STARTUP_TIMEOUT_S = 300.0  # importing a framework (and a cold CUDA context) can be slow
+PREPARE_TIMEOUT_S, PREPARE_PER_CASE_S = 60.0, 10.0  # Backend.prepare's deadline: fixed + per case
 
 
 def _death(exitcode: int | None) -> str:
@@ -52,6 +53,9 @@ class Worker:
         self.head_since = 0.0  # when the worker became free for the oldest case in flight
         self.spare: Spawned | None = None  # a second process, started after the first crash (see restart)
         self.restarts = 0
+        self.batch_size = 0  # Backend.batch_size, from the hello: > 0 where prepare() builds ahead
+        self.preparing: float | None = None  # the deadline of a prepare in progress
+        self.prepared: dict[str, Any] = {}  # what the last prepare reported (counts, or an error)
 
     @property
     def target(self) -> str:
@@ -139,6 +143,7 @@ class Worker:
             return False
         self.reason, self.version, self.fingerprint = info["reason"], info["version"], info["fingerprint"]
         self.host = info.get("host", {})
+        self.batch_size = int(info.get("batch_size", 0))
         if self.reason:
             self.kill()
         return self.reason is None
@@ -184,6 +189,30 @@ class Worker:
             self.log = None
 
     # --- cases in flight ------------------------------------------------------
+    def prepare(self, cases: list[Case]) -> None:
+        """Before any case is submitted: have the worker build ahead for `cases` (Backend.prepare).
+        The first collect() waits for it; if the worker dies or hangs meanwhile, a fresh one runs
+        the cases one by one, as without prepare."""
+        if not self.batch_size or not cases or self.proc is None or self.inflight:
+            return
+        self._send(("prepare", list(cases)))
+        self.preparing = time.monotonic() + PREPARE_TIMEOUT_S + PREPARE_PER_CASE_S * len(cases)
+
+    def _await_prepared(self) -> None:
+        deadline, self.preparing = self.preparing or 0.0, None
+        try:
+            if wait([self.conn], timeout=max(deadline - time.monotonic(), 0.0)):
+                kind, self.prepared = self.conn.recv()
+                if kind == "prepared":
+                    self.head_since = time.monotonic()
+                    return
+        except (EOFError, OSError):
+            pass
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+        self.prepared = {"error": f"{_death(self._exit_code())} while preparing{self._last_log_line()}"}
+        self.kill()
+
     def submit(self, case: Case, inputs: Inputs) -> None:
         """Queue a case. The worker answers in order, so several may be in flight (pipelining)."""
         self.inflight.append((case, inputs))
@@ -224,6 +253,8 @@ class Worker:
         queued cases are not charged for their predecessors. After a crash or timeout
         the worker is replaced and the remaining cases are sent again.
         """
+        if self.preparing is not None:
+            self._await_prepared()
         if self.proc is None:
             why = self._restart_and_resend()
             if why:

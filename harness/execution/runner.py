@@ -84,12 +84,17 @@ class Lane:
         self.workers = [w for w in self.workers if w.reason is None]
 
     def run(self, cases: Iterable[Case] | Prefetch, timeout: float, judge: Judge,
-            sink: Callable[[Record], None], select: Select | None = None) -> None:
+            sink: Callable[[Record], None], select: Select | None = None,
+            plan: Sequence[Case] | None = None) -> None:
         """Cases from a list, or drawn on demand (`convdiff fuzz`), or already being prepared.
+        `plan`: the cases, when known ahead; workers whose backend builds in batches
+        (Backend.batch_size) get their share first (Worker.prepare).
 
         Pipelined: each worker already holds the next case while this one is judged, and
         inputs and oracles are made ahead on a thread (harness/execution/prefetch.py), so the
         controller's float64 work overlaps the workers' instead of sitting between them."""
+        for w in self.workers if plan is not None else []:
+            w.prepare([c for c in plan if select is None or select(w.backend, c)])
         pending: deque[tuple[Prepared, list[Worker]]] = deque()
         for prepared in (cases if isinstance(cases, Prefetch) else prefetch(cases)):
             chosen = [w for w in self.workers if select is None or select(w.backend, prepared[0])]
@@ -125,10 +130,11 @@ def run_cases(cases: Sequence[Case], targets: Sequence[tuple[str, str]], sink: C
 
     # inputs and oracles start now, while the workers import their frameworks
     # (a known list: as far ahead as the memory budget allows, so the workers' import time is used)
-    prepared = [prefetch(cases[i::len(lanes)], max_ahead=len(cases)) for i in range(len(lanes))]
+    shares = [cases[i::len(lanes)] for i in range(len(lanes))]
+    prepared = [prefetch(share, max_ahead=len(cases)) for share in shares]
 
     def work(i: int) -> None:
-        lanes[i].run(prepared[i], timeout, judge, locked_sink, select)
+        lanes[i].run(prepared[i], timeout, judge, locked_sink, select, plan=shares[i])
 
     try:
         for lane in lanes:

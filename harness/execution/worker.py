@@ -20,6 +20,7 @@ from harness.execution.grad_exec import execute_gradients
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
 
+BATCH_ENV = "CONVDIFF_BATCH"  # 0 or off: no Backend.prepare, every case builds alone (bench, tests)
 PROFILE_ENV = "CONVDIFF_PROFILE"  # a directory: each worker writes its cProfile stats there when it stops
 
 
@@ -44,6 +45,16 @@ def execute(backend: Any, case: Case, inputs: Inputs, device: str) -> dict[str, 
         "translation": "\n".join([*(f"# exact identity: {n}" for n in out.notes), out.translation]),
         "duration_s": time.perf_counter() - start,
     }
+
+
+def prepare(backend: Any, cases: list[Case], device: str) -> dict[str, Any]:
+    """Backend.prepare for the cases this worker will run; an adapter exception is reported, not raised."""
+    start = time.perf_counter()
+    try:
+        counts = {str(k): int(v) for k, v in backend.prepare(cases, device).items()}
+    except Exception as exc:  # noqa: BLE001 - the cases then build one by one, as without prepare
+        counts = {"error": first_line(exc)}
+    return {**counts, "seconds": round(time.perf_counter() - start, 3)}
 
 
 def plain_facts(facts: dict[str, Any]) -> dict[str, Any]:
@@ -84,7 +95,8 @@ def start_backend(backend_name: str, device: str) -> tuple[Any, dict[str, Any]]:
         fp = backend.fingerprint(device) if reason is None else {}
         info = {"reason": reason, "version": str(backend.version()),
                 "fingerprint": {str(k): str(v) for k, v in fp.items()},
-                "host": plain_facts(backend.host_facts(device)) if reason is None else {}}
+                "host": plain_facts(backend.host_facts(device)) if reason is None else {},
+                "batch_size": 0 if os.environ.get(BATCH_ENV, "").lower() in ("0", "off") else int(backend.batch_size)}
     except Exception as exc:  # noqa: BLE001 - report, do not die silently
         info = {"reason": f"setup failed: {first_line(exc)}", "version": "unknown", "fingerprint": {}, "host": {}}
     return backend, info
@@ -103,6 +115,9 @@ def worker_main(requests: Any, replies: Any, backend_name: str, device: str) -> 
         msg = inbox.get()
         if msg[0] == "stop":
             return
+        if msg[0] == "prepare":  # build ahead for the cases to come (Backend.prepare); never fatal
+            replies.send(("prepared", prepare(backend, msg[1], device)))
+            continue
         _, case, inputs = msg
         result = execute(backend, case, inputs, device)
         if case.gradient_outputs:  # the backward pass: each gradient classified on its own
