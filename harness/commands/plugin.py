@@ -8,6 +8,7 @@ failing status than the one known still fails.
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,7 @@ class ConvdiffState:
         self.grad_oracles: OrderedDict[str, Any] = OrderedDict()
         self.known: dict[Path, KnownIssues] = {}
         self.collected: dict[Path, list[Case]] = {}  # every case seen, all tiers, per directory
+        self.planned: dict[str, list[Case]] = {}  # target -> the cases of the items this process may run
 
     def known_for(self, d: Path) -> KnownIssues:
         """The known_issues.yaml of a case directory, loaded once."""
@@ -72,9 +74,24 @@ class ConvdiffState:
         key = f"{backend}-{device}"
         if key not in self.workers:
             w = Worker(backend, device)
-            w.ready()
+            if w.ready():
+                w.prepare(self.share(key))
             self.workers[key] = w
         return self.workers[key]
+
+    def plan(self, items: list[pytest.Item]) -> None:
+        """Note each target's cases among the collected items, for Backend.prepare (batched builds)."""
+        for item in items:
+            if isinstance(item, CaseItem) and item.output == "out" and item.case.geometry is not None:
+                self.planned.setdefault(f"{item.backend}-{item.device}", []).append(item.case)
+
+    def share(self, target: str) -> list[Case]:
+        """This process's share of a target's cases to build ahead. Under pytest-xdist every process
+        collects every item and any may run one, so each builds a disjoint 1/n ahead into the shared
+        cache; an item whose build another process has not finished yet builds alone, as before."""
+        n = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
+        rank = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
+        return self.planned.get(target, [])[rank::n]
 
     def oracle(self, case: Case) -> tuple[Any, Any]:
         key = f"{case.file}::{case.id}"
@@ -109,6 +126,12 @@ class ConvdiffState:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[STATE] = ConvdiffState(config)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    state = session.config.stash.get(STATE, None)
+    if state is not None:
+        state.plan(session.items)
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
