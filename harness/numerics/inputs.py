@@ -15,6 +15,7 @@ from harness.model.case import Case
 from harness.numerics.epilogue import Constants, draw_constants
 from harness.numerics.quant import QParams
 from harness.numerics.quant import draw as draw_quantized
+from harness.numerics.quant import neutral as neutral_quant
 
 NUMPY_DTYPES = {
     "float64": np.dtype(np.float64),
@@ -62,7 +63,8 @@ def make_inputs(case: Case) -> Inputs:
     if case.quantized:
         if case.geometry is None:  # an invalid case: integer data in the right dtypes, nothing to calibrate
             return Inputs(x=np.zeros(case.input_shape, np.uint8 if case.dtype == "uint8" else np.int8),
-                          w=np.zeros(case.weight_shape, np.int8), b=np.zeros(case.out_channels, np.int32) if case.bias else None)
+                          w=np.zeros(case.weight_shape, np.int8), b=np.zeros(case.out_channels, np.int32) if case.bias else None,
+                          quant=neutral_quant(case))
         x, w, b, params = draw_quantized(case, rng)
         return Inputs(x=x, w=w, b=b, quant=params)
     dtype = NUMPY_DTYPES[case.dtype]

@@ -51,6 +51,17 @@ def _log_uniform(rng: np.random.Generator, lo: float, hi: float, size: int | Non
     return 10.0 ** rng.uniform(lo, hi, size=size)
 
 
+def neutral(case: Case) -> QParams:
+    """An invalid case's parameters (no output to calibrate y from): the pinned ones, else scales 1 and
+    zero points 0, so an adapter can build the model and the framework decide whether to run it."""
+    q = case.quant or Quant()
+    c = case.out_channels
+    sw = np.asarray(q.w_scale if isinstance(q.w_scale, tuple) else [q.w_scale or 1.0] * c, dtype=np.float64)
+    return QParams(x_scale=q.x_scale or 1.0, x_zero_point=q.x_zero_point or 0, w_scale=sw,
+                   w_zero_point=q.w_zero_point or 0, y_scale=q.y_scale or 1.0, y_zero_point=q.y_zero_point or 0,
+                   per_channel=bool(q.per_channel))
+
+
 def draw(case: Case, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, QParams]:
     """(x in the case layout, w, bias int32 or None, QParams), drawn in this order."""
     q = case.quant or Quant()

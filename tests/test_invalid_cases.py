@@ -1,0 +1,38 @@
+"""Invalid cases with an epilogue or a quantized dtype reach the framework, never an adapter error.
+
+An invalid case has no output: the harness draws no epilogue constants and calibrates no y for it.
+The worker then hands adapters the convolution alone (harness/execution/worker.py), and a quantized
+one carries neutral parameters (harness/numerics/quant.py neutral), so the framework itself decides:
+it rejects the case (pass), or runs it (accepted_invalid, a finding). Found by a 10-minute fuzz that
+gave 89 `error` results on tvm, tvm-bound, the TVM importers, paddle and the torch.ao engines.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.numerics.inputs import make_inputs
+from tests.helpers import make_case, run_on
+
+GROUPS_NOT_DIVIDING = dict(op="conv2d", in_channels=4, out_channels=6, input_size=5, kernel_size=3, groups=4,
+                           bias=True, expect="invalid")
+CASES = [
+    make_case(id="epilogue_invalid", epilogue=["scale", "batch_norm", "residual", "relu"], **GROUPS_NOT_DIVIDING),
+    make_case(id="quant_invalid", dtype="uint8", quant={"per_channel": True, "y_scale": 0.5}, **GROUPS_NOT_DIVIDING),
+    make_case(id="quant_invalid_kernel", op="conv1d", in_channels=2, out_channels=2, input_size=3, kernel_size=5,
+              dtype="int8", quant={"range": "narrow"}, expect="invalid"),
+]
+
+
+def test_an_invalid_quantized_case_has_neutral_parameters_and_keeps_what_is_pinned() -> None:
+    p = make_inputs(CASES[1]).quant
+    assert p is not None and p.per_channel and p.y_scale == 0.5
+    assert (p.x_scale, p.x_zero_point, p.w_zero_point, p.y_zero_point) == (1.0, 0, 0, 0)
+    assert list(p.w_scale) == [1.0] * 6
+
+
+@pytest.mark.parametrize("backend", ["tvm", "tvm-bound", "tvm-torch-import", "tvm-onnx-import", "paddle",
+                                     "torch-ao-x86", "torch-ao-qnnpack"])
+def test_no_adapter_error_on_invalid_cases(backend: str) -> None:
+    for r in run_on(CASES, [backend], timeout=120.0):
+        assert r.status in ("pass", "accepted_invalid", "unsupported", "crash"), (r.case_id, r.status, r.message)
