@@ -27,8 +27,9 @@ run: $(STAMP)
 	$(VENV)/bin/convdiff run --tier full --compiled-sample $(SAMPLE) --out reports/out
 
 ## test: the harness's own tests plus the smoke tier on every installed backend
+## (--dist loadgroup: each backend's items on one xdist process, so its framework is imported once)
 test: $(STAMP) $(BROWSER)
-	$(PY) -m pytest tests cases --tier smoke -n $(JOBS) -q
+	$(PY) -m pytest tests cases --tier smoke -n $(JOBS) --dist loadgroup --no-loadscope-reorder -q
 
 ## host-matrix: the corpus under each emulated host (TF oneDNN off/on, oneDNN capped at AVX2, ATen default,
 ## an AVX2-only machine); fails if any row has an unexpected result. TIER=full for the whole corpus.

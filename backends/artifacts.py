@@ -16,16 +16,22 @@ stores an entry only on its key's second sighting (a `<key>.seen` marker the fir
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from backends.digest import baked_arrays_digest
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: builds are not serialized (each worker may build the same key)
+    fcntl = None  # type: ignore[assignment]
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
 
@@ -120,11 +126,31 @@ class ArtifactCache:
         hit = self.load(key)
         if hit is not None:
             return hit, f"cache hit {key[:12]}"
-        try:
-            files = build()
-        except Exception as exc:  # noqa: BLE001 - the converter refused: the caller reports it
-            message = refusal(exc)
-            self.store_failure(key, message)
-            return message, "refused"
-        self.store(key, files)
-        return files, "built"
+        with self.building(key):  # two workers on one key (litert, litert-ref): the second waits, then hits
+            hit = self.load(key)
+            if hit is not None:
+                return hit, f"cache hit {key[:12]}"
+            try:
+                files = build()
+            except Exception as exc:  # noqa: BLE001 - the converter refused: the caller reports it
+                message = refusal(exc)
+                self.store_failure(key, message)
+                return message, "refused"
+            self.store(key, files)
+            return files, "built"
+
+    @contextlib.contextmanager
+    def building(self, key: str) -> Iterator[None]:
+        """Hold `<key>.lock` (an flock: a worker that dies mid-build releases it) while building `key`,
+        so that adapters sharing a kind (litert and litert-ref convert the same flatbuffer) build it
+        once when they reach the same case together. Without a cache, or where flock is missing, no lock."""
+        if self.root is None or fcntl is None:
+            yield
+            return
+        self.root.mkdir(parents=True, exist_ok=True)
+        with open(self.root / f"{key}.lock", "a") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)

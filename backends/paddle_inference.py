@@ -86,6 +86,28 @@ def input_specs(case: Case) -> list[tuple[str, list[int]]]:
     return [("x", list(case.input_shape)), *((n, list(case.output_shape)) for n in res)]
 
 
+
+SCRATCH = "convdiff-paddle-inference-"  # + pid: a worker that crashes in the predictor leaves its scratch
+
+
+def sweep_scratch() -> None:
+    """Remove the scratch directories of workers that died mid-case (their pid no longer runs)."""
+    for d in Path(tempfile.gettempdir()).glob(f"{SCRATCH}*-*"):
+        pid = d.name.removeprefix(SCRATCH).split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
 class PaddleInferenceBackend(Backend):
     """Layer -> paddle.jit.save -> paddle.inference predictor (CPU, IR optim on, oneDNN at default)."""
     builds_per_case = True  # exports, converts or compiles a model per case (run --compiled-sample)
@@ -112,6 +134,7 @@ class PaddleInferenceBackend(Backend):
         self.cache_root = cache_root()
         self._sources = source_digest()
         self._onednn: bool | None = None
+        sweep_scratch()
 
     def device_reason(self, device: str) -> str | None:
         return None if device == "cpu" else f"{self.name} runs the CPU predictor only (config.disable_gpu())"
@@ -237,7 +260,7 @@ class PaddleInferenceBackend(Backend):
         if case.dtype not in CPU_DTYPES:
             raise Unsupported(DTYPE_REASONS.get(case.dtype, f"paddle.inference (CPU) has no {case.dtype} path"))
         arrays = {"x": inputs.x, **paddle_epilogue.residuals(case, inputs.epilogue)}
-        with tempfile.TemporaryDirectory(prefix="convdiff-paddle-inference-") as scratch:
+        with tempfile.TemporaryDirectory(prefix=f"{SCRATCH}{os.getpid()}-") as scratch:
             where, how = self.model_dir(case, inputs, Path(scratch))
             try:
                 cfg = self.config(where)

@@ -17,6 +17,9 @@ from harness.execution.records import read_records
 from harness.judge.known_issues import load_known_issues
 from harness.model.loader import load_file
 
+# under `make test` (--dist loadgroup) one xdist process runs this module: its module fixture is paid once
+pytestmark = pytest.mark.xdist_group("test_fuzz")
+
 MUTANTS = ("flip_kernel", "ignore_output_padding", "swap_transpose_weight_axes")
 SEED, CASES = 3, 24
 

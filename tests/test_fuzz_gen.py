@@ -15,6 +15,9 @@ from harness.model.schema import validate_fields
 from harness.model.validity import canonical_case
 from harness.model.yamlmap import InputError
 
+# under `make test` (--dist loadgroup) one xdist process runs this module: its module fixture is paid once
+pytestmark = pytest.mark.xdist_group("test_fuzz_gen")
+
 N = 600
 
 

@@ -17,6 +17,9 @@ from harness.execution.records import Record
 from harness.model.case import Case
 from tests.helpers import make_case, run_on
 
+# under `make test` (--dist loadgroup) one xdist process runs this module: its module fixture is paid once
+pytestmark = pytest.mark.xdist_group("test_jax_backend")
+
 
 def _case(**f) -> Case:
     base = {"id": "c", "in_channels": 4, "out_channels": 6, "kernel_size": 3, "bias": True}

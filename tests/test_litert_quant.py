@@ -19,6 +19,9 @@ from harness.execution.records import Record
 from harness.numerics.bound import QUANT_ROUNDING, error_bound, quant_units
 from tests.helpers import make_case, run_on
 
+# under `make test` (--dist loadgroup) one xdist process runs this module: its module fixture is paid once
+pytestmark = pytest.mark.xdist_group("test_litert_quant")
+
 COMMON = dict(in_channels=4, out_channels=6, input_size=7, kernel_size=3, bias=True, tags=["quantized"])
 RUNS = [
     # channels_first + asymmetric pads: QUANTIZE, TRANSPOSE, PAD, CONV_2D, TRANSPOSE, QUANTIZE all pinned

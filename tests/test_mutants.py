@@ -8,6 +8,9 @@ from backends.registry import UnknownBackend, get_backend
 from backends.testing.mutants import MUTANTS
 from harness.commands.selftest import format_selftest, run_selftest
 
+# under `make test` (--dist loadgroup) one xdist process runs this module: its module fixture is paid once
+pytestmark = pytest.mark.xdist_group("test_mutants")
+
 
 @pytest.fixture(scope="module")
 def selftest():

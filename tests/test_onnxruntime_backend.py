@@ -17,6 +17,9 @@ from harness.execution.runner import run_cases
 from harness.judge.verdict import Verdicts
 from tests.helpers import make_case, run_on
 
+# under `make test` (--dist loadgroup) one xdist process runs this module: its module fixture is paid once
+pytestmark = pytest.mark.xdist_group("test_onnxruntime_backend")
+
 if importlib.util.find_spec("onnxruntime") is None or importlib.util.find_spec("onnx") is None:
     pytest.skip("onnxruntime/onnx are not installed", allow_module_level=True)
 

@@ -18,6 +18,9 @@ from backends.onnx.paddle2onnx_ort import TMP_PREFIX, remove_stale_dirs
 from harness.execution.records import Record
 from tests.helpers import make_case, run_on
 
+# under `make test` (--dist loadgroup) one xdist process runs this module: its module fixture is paid once
+pytestmark = pytest.mark.xdist_group("test_paddle2onnx_ort_backend")
+
 if any(importlib.util.find_spec(m) is None for m in ("paddle", "paddle2onnx", "onnx", "onnxruntime")):
     pytest.skip("paddle/paddle2onnx/onnx/onnxruntime are not installed", allow_module_level=True)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 CASES = """\
@@ -84,6 +86,21 @@ def test_bad_case_file_is_one_line_collection_error(pytester):
 def test_runs_under_xdist(corpus):
     result = corpus.runpytest_subprocess("cases", "--backends", "torch", "-n", "2", "-p", "xdist")
     result.assert_outcomes(passed=4)
+
+
+def test_loadgroup_runs_each_target_on_one_process(corpus):
+    """`make test`'s --dist loadgroup: all of a target's items on one xdist process, so its framework
+    is imported once (a pytest/pytest-xdist pair that drops the group, pytest-xdist#1386, fails here)."""
+    corpus.path.joinpath("cases", "conv2d.yaml").write_text(CASES.replace("stride: [1, 2]", "stride: [1, 2, 3]"))
+    result = corpus.runpytest_subprocess("cases", "--backends", "torch,fault:nan", "--tier", "full", "-n", "2",
+                                         "-p", "xdist", "--dist", "loadgroup", "-v")
+    ran: dict[str, set[str]] = {}
+    for line in result.stdout.lines:  # "[gw0] [ 10%] PASSED cases/conv2d.yaml::smoke_one[torch-cpu]@torch-cpu"
+        m = re.match(r"\[(gw\d+)\] .*::\S*\[([^\]]+)\]@", line)
+        if m:
+            ran.setdefault(m.group(2), set()).add(m.group(1))
+    assert set(ran) == {"torch-cpu", "fault:nan-cpu"} and all(len(v) == 1 for v in ran.values()), ran
+    assert "@torch-cpu" in result.stdout.str()  # the group xdist schedules by, in the node id
 
 
 @pytest.mark.parametrize("this_host", [True, False])

@@ -32,6 +32,9 @@ from harness.model.case import OPS
 
 from .direct_attempts import CONTROL, CONTROL_FOR, ROUTES, script
 
+# under `make test` (--dist loadgroup) one xdist process runs this module: its module fixture is paid once
+pytestmark = pytest.mark.xdist_group("test_probe")
+
 ROOT = Path(__file__).resolve().parents[1]
 CELLS = probe_cells()
 BY_ID = {c.id: c for c in CELLS}

@@ -15,6 +15,9 @@ from harness.model.build import make_case
 from reports.repro import ReproUnavailable, script_for
 from tests.helpers import run_on
 
+# under `make test` (--dist loadgroup) one xdist process runs this module: its module fixture is paid once
+pytestmark = pytest.mark.xdist_group("test_repro")
+
 CASES = [
     make_case(id="cl_bias", op="conv2d", in_channels=4, out_channels=6, input_size=[7, 9], kernel_size=[3, 2],
               padding=[[1, 0], [0, 2]], bias=True, layout="channels_last", file="conv2d.yaml"),

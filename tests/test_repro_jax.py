@@ -17,6 +17,9 @@ from harness.execution.records import Record
 from reports.repro import ReproUnavailable, script_for
 from tests.helpers import assert_script_verdict, chosen_records, run_scripts
 
+# under `make test` (--dist loadgroup) one xdist process runs this module: its module fixture is paid once
+pytestmark = pytest.mark.xdist_group("test_repro_jax")
+
 CHOSEN: dict[tuple[str, str], dict[str, str]] = {
     ("bug_classes.yaml", "zero_fill_output_padding_seed"): {"jax": "pass"},      # output_padding folded into padding
     ("bug_classes.yaml", "conv_transpose1d_grouped_stride"): {"jax": "pass"},    # grouped: lhs_dilation identity

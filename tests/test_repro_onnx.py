@@ -19,6 +19,9 @@ from harness.execution.records import Record
 from reports.repro import ReproUnavailable, script_for
 from tests.helpers import assert_chosen_statuses, assert_script_verdict, chosen_records, run_scripts
 
+# under `make test` (--dist loadgroup) one xdist process runs this module: its module fixture is paid once
+pytestmark = pytest.mark.xdist_group("test_repro_onnx")
+
 if any(importlib.util.find_spec(m) is None for m in ("onnx", "onnxruntime", "openvino", "onnxscript", "tf2onnx",
                                                      "paddle2onnx")):
     pytest.skip("the onnx extras are not installed", allow_module_level=True)

@@ -19,6 +19,9 @@ from harness.execution.records import Record
 from reports.repro import ReproUnavailable, script_for
 from tests.helpers import assert_script_verdict, chosen_records, run_scripts
 
+# under `make test` (--dist loadgroup) one xdist process runs this module: its module fixture is paid once
+pytestmark = pytest.mark.xdist_group("test_repro_tvm")
+
 ROOT = Path(__file__).resolve().parent.parent
 # (file, case id) -> {backend: the status the harness gives it, and why}
 CHOSEN: dict[tuple[str, str], dict[str, str]] = {

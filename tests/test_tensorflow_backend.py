@@ -14,6 +14,9 @@ from harness.execution.records import Record
 from harness.model.case import Case
 from tests.helpers import make_case, run_on
 
+# under `make test` (--dist loadgroup) one xdist process runs this module: its module fixture is paid once
+pytestmark = pytest.mark.xdist_group("test_tensorflow_backend")
+
 BACKENDS = ("tensorflow", "tensorflow-keras")
 OPS = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d")
 

@@ -17,6 +17,9 @@ from harness.execution.records import Record
 from harness.judge.blame import blame
 from tests.helpers import make_case, run_on
 
+# under `make test` (--dist loadgroup) one xdist process runs this module: its module fixture is paid once
+pytestmark = pytest.mark.xdist_group("test_tf2onnx_ort_backend")
+
 if any(importlib.util.find_spec(m) is None for m in ("tensorflow", "tf2onnx", "onnx", "onnxruntime")):
     pytest.skip("tensorflow/tf2onnx/onnx/onnxruntime are not installed", allow_module_level=True)
 

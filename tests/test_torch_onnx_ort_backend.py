@@ -17,6 +17,9 @@ import pytest
 from harness.execution.records import Record
 from tests.helpers import make_case, run_on
 
+# under `make test` (--dist loadgroup) one xdist process runs this module: its module fixture is paid once
+pytestmark = pytest.mark.xdist_group("test_torch_onnx_ort_backend")
+
 if any(importlib.util.find_spec(m) is None for m in ("torch", "onnx", "onnxruntime", "onnxscript")):
     pytest.skip("torch/onnx/onnxruntime/onnxscript are not installed", allow_module_level=True)
 

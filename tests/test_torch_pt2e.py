@@ -16,6 +16,9 @@ from backends.torch_pt2e import INT8_REASON, TorchPt2eBackend
 from harness.execution.records import Record
 from tests.helpers import make_case, run_on
 
+# under `make test` (--dist loadgroup) one xdist process runs this module: its module fixture is paid once
+pytestmark = pytest.mark.xdist_group("test_torch_pt2e")
+
 COMMON = dict(in_channels=4, out_channels=6, input_size=7, kernel_size=3, bias=True, tags=["quantized"])
 RUNS = [
     make_case(id="c2d_narrow", op="conv2d", dtype="uint8", quant={"range": "narrow"}, **COMMON),

@@ -20,6 +20,9 @@ from harness.execution.records import Record
 from harness.model.case import Case
 from tests.helpers import make_case, run_on
 
+# under `make test` (--dist loadgroup) one xdist process runs this module: its module fixture is paid once
+pytestmark = pytest.mark.xdist_group("test_tvm_backends")
+
 if importlib.util.find_spec("tvm") is None:  # checked without importing: frameworks stay in workers
     pytest.skip("apache-tvm is not installed", allow_module_level=True)
 

@@ -11,6 +11,13 @@ Only torch, onnx and onnxruntime are imported in the worker.
 The exported model (or the exporter's refusal) is cached per case (backends/artifacts.py, kind
 `torch-onnx`), keyed by the case, its baked arrays, torch's and onnxscript's versions and the
 sources that write the module: a warm run exports nothing.
+
+Batched export (issue 26, `prepare`): the modules of up to `batch_size` uncached cases, side by
+side in one module (member i's inputs and outputs prefixed `b<i>_`), go through one
+torch.onnx.export (its fixed cost, ~0.7 s, is most of a small conv's export); each member's model
+is then cut out of the result (backends/onnx/split.py) and stored under the case's own key, as its
+own export would be. A batch the exporter refuses is halved; a case that fails alone is left to
+run(), which exports it alone and records its own refusal.
 """
 
 from __future__ import annotations
@@ -25,12 +32,14 @@ import numpy as np
 from backends import torch_epilogue
 from backends.artifacts import ArtifactCache, case_key, sources_digest
 from backends.base import Capabilities, Output, Rejected, first_line
+from backends.onnx import split
 from backends.onnx.onnxruntime_backend import OrtBase
 from backends.torch_module import conv_module, epilogue_lines, module_plan, to_tensor
 from harness.model.case import EPILOGUE_OPS, Case
 from harness.numerics.inputs import Inputs
 
-SOURCES = ("onnx/torch_onnx_ort.py", "torch_module.py", "torch_epilogue.py")  # what writes the module
+# what writes the module (the split cuts a member's model out of a batched export: it writes it too)
+SOURCES = ("onnx/torch_onnx_ort.py", "torch_module.py", "torch_epilogue.py", "onnx/split.py")
 
 
 def converter_version() -> str:
@@ -47,6 +56,7 @@ class TorchOnnxOrtBackend(OrtBase):
     builds_per_case = True  # exports, converts or compiles a model per case (run --compiled-sample)
 
     name = "torch-onnx-ort"
+    batch_size = 32  # cases per batched export (prepare)
     epilogue_ops = EPILOGUE_OPS  # in the module's forward: exported as ONNX nodes after the conv
     runtime_name = "torch-onnx-ort"
     capabilities = Capabilities(
@@ -99,6 +109,71 @@ class TorchOnnxOrtBackend(OrtBase):
             torch.onnx.export(model, (to_tensor(inputs.x), *map(to_tensor, residuals.values())), buf,
                               input_names=["x", *residuals], output_names=["y"])
         return buf.getvalue()
+
+    def prepare(self, cases: list[Case], device: str) -> dict[str, int]:
+        """Export the uncached cases `batch_size` at a time and store each member's model (module doc)."""
+        from harness.numerics.inputs import make_inputs
+
+        if self.cache.root is None:
+            return {"batched": 0}
+        todo = []
+        for case in cases:
+            if case.geometry is None or self.epilogue_reason(case) or self.supports(case, device):
+                continue
+            inputs = make_inputs(case)
+            key = case_key(case, inputs, self.salt)
+            if self.cache.load(key) is None:
+                cls, args, pre_pad, crop, _, _ = module_plan(case)
+                todo.append((key, case, inputs, (cls, args, pre_pad, crop)))
+        done = sum(self._export_batch(todo[i:i + self.batch_size]) for i in range(0, len(todo), self.batch_size))
+        return {"to_build": len(todo), "batched": done}
+
+    def _export_batch(self, items: list[tuple[str, Case, Inputs, tuple]]) -> int:
+        """Export `items` as one module, store each member's model; halve on a refusal. Cases stored."""
+        if len(items) < 2:
+            return 0  # alone: run() exports it and records its own answer
+        try:
+            cut = self._export_members([item[1:] for item in items])
+        except Exception:  # noqa: BLE001 - a member the exporter refuses: find it by halving
+            half = len(items) // 2
+            return self._export_batch(items[:half]) + self._export_batch(items[half:])
+        note = f"cut out of one torch.onnx.export of {len(items)} cases (backends/onnx/split.py)\n".encode()
+        for (key, *_), model in zip(items, cut):
+            self.cache.store(key, {"model.onnx": model, "batched.txt": note})
+        return len(items)
+
+    def _export_members(self, items: list[tuple[Case, Inputs, tuple]]) -> list[bytes]:
+        """One torch.onnx.export of the members side by side, cut into one model per member."""
+        import onnx
+
+        torch = self.torch
+        models, flat, in_names, members = [], [], [], []
+        for i, (case, inputs, plan) in enumerate(items):
+            models.append(conv_module(case, inputs, *plan, epilogue=bool(case.epilogue)))
+            residuals = torch_epilogue.residuals(case, inputs.epilogue)
+            flat.extend([to_tensor(inputs.x), *map(to_tensor, residuals.values())])
+            names = ["x", *residuals]
+            in_names.extend(split.member_names(i, names))
+            members.append(split.by_prefix(i, names, ["y"]))
+
+        class Batch(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.members = torch.nn.ModuleList(models)
+
+            def forward(self, *args: Any) -> tuple:
+                outs, at = [], 0
+                for m, (names, _) in zip(self.members, members):
+                    outs.append(m(*args[at:at + len(names)]))  # names: this member's inputs
+                    at += len(names)
+                return tuple(outs)
+
+        buf = io.BytesIO()
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), torch.no_grad():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(Batch(), tuple(flat), buf, input_names=in_names,
+                              output_names=[n for i in range(len(items)) for n in split.member_names(i, ["y"])])
+        return split.split(onnx.load_from_string(buf.getvalue()), members)
 
     def run(self, case: Case, inputs: Inputs, device: str) -> Output:
         cls, args, pre_pad, crop, body, notes = module_plan(case)

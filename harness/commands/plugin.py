@@ -63,6 +63,7 @@ class ConvdiffState:
         self.known: dict[Path, KnownIssues] = {}
         self.collected: dict[Path, list[Case]] = {}  # every case seen, all tiers, per directory
         self.planned: dict[str, list[Case]] = {}  # target -> the cases of the items this process may run
+        self.grouped = config.getoption("dist", None) == "loadgroup"  # xdist: a target's items on one process
 
     def known_for(self, d: Path) -> KnownIssues:
         """The known_issues.yaml of a case directory, loaded once."""
@@ -87,8 +88,12 @@ class ConvdiffState:
 
     def share(self, target: str) -> list[Case]:
         """This process's share of a target's cases to build ahead. Under pytest-xdist every process
-        collects every item and any may run one, so each builds a disjoint 1/n ahead into the shared
-        cache; an item whose build another process has not finished yet builds alone, as before."""
+        collects every item; with `--dist loadgroup` the process that runs a target's first item runs
+        them all, so it builds them all. Otherwise any process may run any item, so each builds a
+        disjoint 1/n ahead into the shared cache; an item whose build another process has not
+        finished yet builds alone, as before."""
+        if self.grouped:
+            return self.planned.get(target, [])
         n = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
         rank = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
         return self.planned.get(target, [])[rank::n]
@@ -184,6 +189,9 @@ class CaseFile(pytest.File):
                         suffix = "" if output == "out" else f"-{output}"  # forward ids stay as they were
                         item = CaseItem.from_parent(self, name=f"{case.id}[{backend}-{device}{suffix}]",
                                                     case=case, backend=backend, device=device, output=output)
+                        # under `--dist loadgroup` (make test) one xdist process runs all of a
+                        # target's items: its framework is imported once and its builds batch whole
+                        item.add_marker(pytest.mark.xdist_group(f"{backend}-{device}"))
                         reason = adapter.unavailable_reason()
                         if reason:
                             item.add_marker(pytest.mark.skip(reason=reason))
