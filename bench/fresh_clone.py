@@ -1,0 +1,86 @@
+"""A newcomer's first and second `make run`, and `make test`, timed side by side (part of `make bench`).
+
+    python bench/fresh_clone.py [--skip-test] [--sample 16]
+
+A fresh clone differs from this checkout only by its caches (the virtualenv is `make setup`'s, not
+timed), so each step runs the Makefile's own command here with CONVDIFF_CACHE pointing to a new
+empty directory, the state `rm -rf .convdiff-cache` leaves:
+
+1. cold `make run` (`convdiff run --tier full --compiled-sample N`), wall seconds;
+2. warm `make run`: the same again, caches kept (no export, conversion or compile should repeat);
+3. cold `make test` (pytest with make test's arguments, its own empty cache).
+
+Then, per backend, ms per result cold -> warm (the records' `duration_s`: the worker's time on the
+case; a batched build's time is in its prepare, before the cases, and in the wall figures only),
+and whether any status differs between the cold and the warm run (it must not).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TEST_ARGS = ["tests", "cases", "--tier", "smoke", "-n", "2", "--dist", "loadgroup", "--no-loadscope-reorder", "-q"]
+
+
+def timed(cmd: list[str], cache: Path, log: Path) -> float:
+    env = {**os.environ, "CONVDIFF_CACHE": str(cache)}
+    start = time.monotonic()
+    with log.open("w") as fh:
+        subprocess.run(cmd, cwd=ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT, check=False)
+    return time.monotonic() - start
+
+
+def records(out: Path) -> dict[tuple, tuple[str, float]]:
+    got = {}
+    for line in (out / "results.jsonl").read_text().splitlines():
+        r = json.loads(line)
+        if "case_id" in r:
+            got[(r["file"], r["case_id"], r["backend"], r["device"], r.get("output", "out"))] = (
+                r["status"], r.get("duration_s") or 0.0)
+    return got
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sample", type=int, default=16, help="make run's SAMPLE (--compiled-sample)")
+    ap.add_argument("--skip-test", action="store_true", help="time make run only")
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="convdiff-fresh-"))
+    run = [sys.executable, "-m", "harness.commands.cli", "run", "--tier", "full",
+           "--compiled-sample", str(args.sample), "--out"]
+    cold = timed([*run, str(tmp / "cold")], tmp / "cache", tmp / "cold.log")
+    warm = timed([*run, str(tmp / "warm")], tmp / "cache", tmp / "warm.log")
+    test = None if args.skip_test else timed([sys.executable, "-m", "pytest", *TEST_ARGS], tmp / "test-cache",
+                                             tmp / "test.log")
+    a, b = records(tmp / "cold"), records(tmp / "warm")
+    per: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0])
+    for key, (_, secs) in a.items():
+        per[key[2]][0] += secs
+        per[key[2]][1] += b.get(key, ("", 0.0))[1]
+        per[key[2]][2] += 1
+    changed = [k for k in a if k in b and a[k][0] != b[k][0]]
+    print(f"make run (SAMPLE={args.sample}): cold {cold:.0f} s, warm {warm:.0f} s; {len(a)} results, "
+          f"{len(changed)} statuses differ cold vs warm")
+    if test is not None:
+        tail = (tmp / "test.log").read_text().strip().splitlines()[-1:] or [""]
+        inner = re.search(r"in ([0-9.]+)s", tail[0])
+        print(f"make test: {test:.0f} s wall ({inner.group(1) if inner else '?'} s in pytest): {tail[0]}")
+    print(f"\n{'backend':34s} {'results':>7s} {'cold ms/result':>15s} {'warm ms/result':>15s}")
+    for name, (c, w, n) in sorted(per.items(), key=lambda kv: -kv[1][0] / kv[1][2]):
+        print(f"{name:34s} {n:7d} {1000 * c / n:15.0f} {1000 * w / n:15.0f}")
+    print(f"\nlogs and records: {tmp}")
+    return 1 if changed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
