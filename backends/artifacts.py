@@ -9,7 +9,8 @@ is cached as well, as its one-line message, so it is not retried either.
 
 Layout: `$CONVDIFF_CACHE/<kind>/<key>/` holding the entry's files, or `<key>.failed`; entries are
 written into a temporary sibling and renamed, so a killed worker never leaves half an entry and
-two workers storing the same key both succeed. `CONVDIFF_CACHE=off` disables every cache;
+two workers storing the same key both succeed. A build holds `<key>.lock` (an empty file, flock), so
+two adapters of one kind that reach a case together (litert, litert-ref) build it once. `CONVDIFF_CACHE=off` disables every cache;
 `CONVDIFF_CACHE_WRITE=second` (set by `convdiff fuzz`, whose configurations rarely come back)
 stores an entry only on its key's second sighting (a `<key>.seen` marker the first time).
 """
