@@ -6,11 +6,13 @@ otherwise (a plain checkout on sys.path) load it from here, once.
 
 import importlib.metadata
 
+import pytest
+
 if not any(ep.value == "harness.commands.plugin" for ep in importlib.metadata.entry_points(group="pytest11")):
     pytest_plugins = ["harness.commands.plugin"]
 
 
-def pytest_collection_modifyitems(config, items):
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under `--dist loadgroup` (make test), hand xdist the largest units first, so that the last
     ones to finish are small: test modules that share a module fixture (each one xdist group),
     then each backend's case items (one group per target: its framework is imported once),
@@ -23,7 +25,7 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         sizes[_group(item)] = sizes.get(_group(item), 0) + 1
 
-    def rank(item) -> tuple:
+    def rank(item: pytest.Item) -> tuple:
         group = _group(item)
         backend = getattr(item, "backend", None)
         if backend is not None:  # a case item (harness/commands/plugin.py)
@@ -33,7 +35,7 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=rank)  # stable: within a unit, collection order
 
 
-def _group(item) -> str:
+def _group(item: pytest.Item) -> str:
     mark = item.get_closest_marker("xdist_group")
     if mark is None:
         return ""
