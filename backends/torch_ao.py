@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from backends.base import Backend, Capabilities, HostFact, Output, Rejected, Unsupported, first_line
+from backends.int8_probe import pair_sums
 from backends.onednn_probe import int8_conv_isa
 from backends.torch_backend import TorchBackend
 from harness.model.case import QUANT_DTYPES, Case
@@ -74,6 +75,7 @@ class TorchAoBackend(Backend):
             "torch_quantized_engine": str(torch.backends.quantized.engine),
             "torch_quantized_engines": [str(e) for e in torch.backends.quantized.supported_engines],
             "torch_onednn_int8_isa": int8_conv_isa(torch, self.engine),
+            "torch_int8_pair_sums": pair_sums(lambda case, inputs: self.run(case, inputs, "cpu").array),
         }
 
     def fingerprint(self, device: str) -> dict[str, str]:

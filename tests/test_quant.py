@@ -11,7 +11,7 @@ import pytest
 from harness.model.build import make_case
 from harness.model.yamlmap import InputError
 from harness.numerics.inputs import make_inputs
-from harness.numerics.quant import LIMITS, quant_reference
+from harness.numerics.quant import LIMITS, PAIRINGS, accumulate, quant_reference, saturated_accumulator
 
 
 def brute_force(case, x, w, b, p) -> np.ndarray:
@@ -140,3 +140,53 @@ def test_quant_makes_sense_or_is_a_line_error(tmp_path, quant, dtype, field, pro
         load_file(path)
     text = str(err.value)
     assert text.startswith(f"{path}:") and f": {field}: " in text and problem in text, text
+
+
+# ---- the int16 pair saturation model (harness/numerics/quant.py saturated_accumulator) ----------
+SAT_OPS = [
+    dict(op="conv1d", in_channels=3, out_channels=2, input_size=7, kernel_size=3, padding=1, stride=2),
+    dict(op="conv2d", in_channels=4, out_channels=4, input_size=[5, 6], kernel_size=[2, 3], groups=2, dilation=2),
+    dict(op="conv3d", in_channels=1, out_channels=2, input_size=4, kernel_size=2, padding=[[1, 0], [0, 1], [0, 0]]),
+    dict(op="conv_transpose1d", in_channels=3, out_channels=2, input_size=5, kernel_size=3, stride=2, padding=1,
+         output_padding=1),
+    dict(op="conv_transpose2d", in_channels=4, out_channels=6, input_size=[3, 4], kernel_size=3, stride=[2, 1],
+         groups=2, dilation=[1, 2]),
+    dict(op="conv_transpose3d", in_channels=2, out_channels=2, input_size=3, kernel_size=2, stride=2),
+]
+
+
+@pytest.mark.parametrize("pairing", PAIRINGS)
+@pytest.mark.parametrize("over", SAT_OPS, ids=lambda o: o["op"])
+def test_saturation_model_is_the_exact_accumulator_where_no_pair_saturates(over: dict, pairing: str) -> None:
+    """Narrow data (|x - zp| and |w| <= 8, zp < 160: |pair| <= 2 * 168 * 8) never reaches int16's limit,
+    so every packing and the zero-point correction must give the exact oracle's accumulator."""
+    case = make_case(id="q", dtype="uint8", bias=True, quant={"range": "narrow"}, **over)
+    inputs = make_inputs(case)
+    p = inputs.quant
+    exact = accumulate(case, inputs.x, inputs.w, inputs.b, p.x_zero_point, 0)
+    np.testing.assert_array_equal(saturated_accumulator(case, inputs.x, inputs.w, inputs.b, p, pairing), exact)
+
+
+def _hand_case(op: str, **over):
+    case = make_case(id="q", op=op, dtype="uint8", in_channels=1, out_channels=1, input_size=2, kernel_size=2,
+                     quant={"x_zero_point": 0}, **over)
+    p = make_inputs(case).quant
+    return case, p
+
+
+@pytest.mark.parametrize("pairing, expected", [("channels", 2 * 255 * 127), ("im2col", 32767)])
+def test_one_channel_two_taps_saturate_only_when_pairs_span_taps(pairing: str, expected: int) -> None:
+    """x = [255, 255], w = [127, 127], one channel: channel pairs meet a zero pad channel (no
+    saturation: 64770); the im2col row pairs the two taps, 64770 -> 32767."""
+    case, p = _hand_case("conv1d")
+    x, w = np.full((1, 1, 2), 255, np.uint8), np.full((1, 1, 2), 127, np.int8)
+    assert saturated_accumulator(case, x, w, None, p, pairing).ravel().tolist() == [expected]
+
+
+def test_transposed_pairs_saturate_with_the_zero_point_inserted() -> None:
+    """conv_transpose1d, stride 1, k 2, x = [255, 255], w = [127, 127], x_zp 0: the middle output sums
+    two taps (255*127 twice = 64770, one im2col pair -> 32767); each end has one product (32385)."""
+    case, p = _hand_case("conv_transpose1d")
+    x, w = np.full((1, 1, 2), 255, np.uint8), np.full((1, 1, 2), 127, np.int8)
+    assert saturated_accumulator(case, x, w, None, p, "im2col").ravel().tolist() == [32385, 32767, 32385]
+    assert saturated_accumulator(case, x, w, None, p, "channels").ravel().tolist() == [32385, 64770, 32385]

@@ -25,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from backends.base import Backend, Capabilities, Output, Rejected, Unsupported, first_line
+from backends.base import Backend, Capabilities, HostFact, Output, Rejected, Unsupported, first_line
+from backends.int8_probe import pair_sums
 from backends.onnx.model import (
     ONNX_EPILOGUE_OPS,
     build_model,
@@ -143,6 +144,9 @@ class OnnxRuntimeBackend(OrtBase):
         if case.quantized:
             return quant_reason(case)
         return dtype_reason(case) or self.runtime_reason(case, device)
+
+    def host_facts(self, device: str) -> dict[str, HostFact]:
+        return {"ort_int8_pair_sums": pair_sums(lambda case, inputs: self.run_quantized(case, inputs, "cpu").array)}
 
     def plan(self, case: Case, device: str) -> tuple[dict[str, Any], list[str], list[str]]:
         """The node's attributes, the translation lines and the notes (pure: shared with the repro script)."""

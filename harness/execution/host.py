@@ -59,8 +59,13 @@ FACTS: dict[str, str] = {
     "jax_f16_conv_dtype": "element type XLA's optimized HLO convolves float16 in (f32: upcast around the conv)",
     "jax_bf16_conv_dtype": "element type XLA's optimized HLO convolves bfloat16 in (f32: upcast around the conv)",
     "jax_threads": "threads in XLA's CPU intra-op (Eigen) pool, counted in the worker",
-    "openvino_int8_pair_sums": "what OpenVINO's u8 x s8 int8 conv computes for four products 255 * 127 (a live probe): "
-                               "exact, or int16-saturated (pair sums clamped: oneDNN without VNNI, vpmaddubsw)",
+    "openvino_int8_pair_sums": "what OpenVINO's u8 x s8 int8 conv computes for four products 255 * 127 (a live probe, "
+                               "backends/int8_probe.py): exact, or int16-saturated (pair sums clamped: oneDNN "
+                               "without VNNI, vpmaddubsw)",
+    "torch_int8_pair_sums": "the same probe through the torch.ao worker's quantized engine (fbgemm and MLAS-like "
+                            "paths decide from CPUID alone, oneDNN from CPUID capped by ONEDNN_MAX_CPU_ISA)",
+    "ort_int8_pair_sums": "the same probe through ONNX Runtime's quantized path (QLinearConv, or the fused QDQ "
+                          "group for onnxruntime-qdq); MLAS decides from CPUID alone",
     "openvino_inference_precision": "the precision OpenVINO's CPU plugin computes an f32 model in at default "
                                     "hints (compiled model's INFERENCE_PRECISION_HINT: bf16, f16, f32)",
 }

@@ -1,9 +1,11 @@
 """Name the bug class of a quantized (uint8/int8) mismatch: the exact oracle under one classic int8 mistake.
 
 * `quant_int16_pair_saturation`: the `vpmaddubsw` path of CPUs without VNNI. Raw u8 activations
-  times s8 weights are summed in adjacent pairs along the input channels (the packed inner axis)
-  into int16, which saturates at +-32767; the zero point is taken out afterwards
-  (acc = sum(sat16(x0*w0 + x1*w1)) - x_zp * sum(w) + bias). Full-range data reaches 2*255*127.
+  times s8 weights are summed in adjacent pairs into int16, which saturates at +-32767; the zero
+  point is taken out afterwards (acc = sum(sat16(x0*w0 + x1*w1)) - x_zp * sum(w) + bias).
+  Full-range data reaches 2*255*127. Tried with both packings of the reduction axis
+  (harness/numerics/quant.py `saturated_accumulator`): channel pairs at one tap (oneDNN) and the
+  flat im2col row (fbgemm, MLAS), forward and transposed.
 * `quant_ignored_zero_point`: the activations' zero point taken as 0 (acc on raw x), or the
   output's left out of the requantization.
 * `quant_per_tensor_scale`: per-channel weight scales applied as one (the first channel's).
@@ -23,7 +25,7 @@ import numpy as np
 
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
-from harness.numerics.quant import LIMITS, QParams, accumulate, requantize, saturated_accumulator
+from harness.numerics.quant import LIMITS, PAIRINGS, QParams, accumulate, requantize, saturated_accumulator
 
 UNITS = 1.0
 
@@ -41,9 +43,10 @@ def _out(case: Case, acc: np.ndarray, p: QParams) -> np.ndarray:
 
 
 def quant_int16_pair_saturation(case: Case, inputs: Inputs, p: QParams) -> Iterator[np.ndarray]:
-    if case.transpose or case.dtype != "uint8" or p.w_zero_point:
+    if case.dtype != "uint8" or p.w_zero_point:
         return
-    yield _out(case, saturated_accumulator(case, _nc(case, inputs.x), inputs.w, inputs.b, p), p)
+    for pairing in PAIRINGS:
+        yield _out(case, saturated_accumulator(case, _nc(case, inputs.x), inputs.w, inputs.b, p, pairing), p)
 
 
 def quant_ignored_zero_point(case: Case, inputs: Inputs, p: QParams) -> Iterator[np.ndarray]:

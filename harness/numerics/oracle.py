@@ -20,21 +20,21 @@ from harness.numerics.epilogue import Constants, Trace, apply_epilogue
 Pads = tuple[tuple[int, int], ...]
 
 
-def _pad_or_crop(x: np.ndarray, pads: Pads) -> np.ndarray:
-    """Pad spatial axes by positive amounts, crop by negative ones."""
+def _pad_or_crop(x: np.ndarray, pads: Pads, fill: float = 0) -> np.ndarray:
+    """Pad spatial axes by positive amounts (with `fill`), crop by negative ones."""
     widths = [(0, 0), (0, 0)] + [(max(b, 0), max(a, 0)) for b, a in pads]
     if any(b or a for b, a in widths):
-        x = np.pad(x, widths)
+        x = np.pad(x, widths, constant_values=fill)
     crop = tuple(slice(max(-b, 0), n - max(-a, 0)) for (b, a), n in zip(pads, x.shape[2:]))
     return x[(slice(None), slice(None), *crop)]
 
 
 def windows(
     x: np.ndarray, kernel: tuple[int, ...], stride: tuple[int, ...], dilation: tuple[int, ...],
-    pads: Pads, groups: int,
+    pads: Pads, groups: int, fill: float = 0,
 ) -> np.ndarray:
-    """Read-only window view of the padded x (N, C, *L): (N, G, C/G, *out, *k)."""
-    x = _pad_or_crop(x, pads)
+    """Read-only window view of the padded x (N, C, *L): (N, G, C/G, *out, *k); pads hold `fill`."""
+    x = _pad_or_crop(x, pads, fill)
     n, c = x.shape[:2]
     rank = len(kernel)
     out = tuple((x.shape[2 + i] - dilation[i] * (kernel[i] - 1) - 1) // stride[i] + 1 for i in range(rank))
@@ -74,8 +74,19 @@ def conv_transpose_forward(
 ) -> np.ndarray:
     """Transposed conv: x (N, C, *L), w (C, O/g, *k) -> (N, O, *out); the full output extended
     by `extend` at the end, then `pads` cropped (Geometry's convention)."""
+    up, wf, crop = transpose_operands(x, w, stride, dilation, pads, extend, groups)
+    return conv_forward(up, wf, (1,) * len(wf.shape[2:]), dilation, crop, groups)
+
+
+def transpose_operands(
+    x: np.ndarray, w: np.ndarray, stride: tuple[int, ...], dilation: tuple[int, ...],
+    pads: Pads, extend: tuple[int, ...], groups: int, fill: float = 0,
+) -> tuple[np.ndarray, np.ndarray, Pads]:
+    """The forward convolution (stride 1) that equals a transposed one: x with stride-1 copies of
+    `fill` inserted between its elements, the flipped kernel with in/out swapped within each group
+    (O, C/g, *k), and the pads (negative: crops) that the dilated kernel reach, `pads` and `extend` give."""
     n, c, *length = x.shape
-    up = np.zeros((n, c, *((m - 1) * s + 1 for m, s in zip(length, stride))), dtype=x.dtype)
+    up = np.full((n, c, *((m - 1) * s + 1 for m, s in zip(length, stride))), fill, dtype=x.dtype)
     up[(slice(None), slice(None), *(slice(None, None, s) for s in stride))] = x
     cin, og, *k = w.shape
     g = groups
@@ -83,7 +94,7 @@ def conv_transpose_forward(
     wf = wf[(slice(None), slice(None), *(slice(None, None, -1),) * len(k))]
     reach = [d * (kk - 1) for d, kk in zip(dilation, k)]
     crop = tuple((r - pb, r - pa + e) for r, (pb, pa), e in zip(reach, pads, extend))
-    return conv_forward(up, wf, (1,) * len(k), dilation, crop, g)
+    return up, wf, crop
 
 
 def _transpose_as_forward(x: np.ndarray, w: np.ndarray, case: Case) -> np.ndarray:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from harness.model.case import Case, Quant
-from harness.numerics.oracle import convolve, windows
+from harness.numerics.oracle import convolve, transpose_operands, windows
 
 LIMITS = {"uint8": (0, 255), "int8": (-128, 127)}
 STORAGE = {"uint8": np.uint8, "int8": np.int8}
@@ -130,30 +130,56 @@ def quant_reference(case: Case, x: np.ndarray, w: np.ndarray, b: np.ndarray | No
 
 
 # ---- a kernel path, simulated: what CPUs without VNNI compute (diagnosis, mutants) -----
-def saturated_accumulator(case: Case, x_nc: np.ndarray, w: np.ndarray, b: np.ndarray | None, p: QParams) -> np.ndarray:
-    """acc with u8*s8 pair sums saturated to int16 (forward convs; pads hold the zero point)."""
+PAIRINGS = ("channels", "im2col")
+_PAIR_CHUNK = 64  # pairs per step: bounds the (N, G, O/g, *out, pairs) intermediate
+
+
+def saturated_accumulator(case: Case, x_nc: np.ndarray, w: np.ndarray, b: np.ndarray | None, p: QParams,
+                          pairing: str = "channels") -> np.ndarray:
+    """acc with the raw u8*s8 products summed in adjacent pairs into saturating int16 (`vpmaddubsw`),
+    the pair sums then added in int32 and the zero point taken out: acc = sum(sat16(x0*w0 + x1*w1))
+    - x_zp * sum(w) + bias. Which products are adjacent is the kernel's packing of the reduction axis:
+
+    * `channels` (oneDNN): two input channels at one kernel tap; an odd channel count is padded with a
+      zero channel, so a pair never spans two taps;
+    * `im2col` (fbgemm, MLAS): the im2col row of a group, taps outer and channels inner, paired as one
+      flat axis (padded with one zero product when odd), so with an odd channel count pairs span taps.
+
+    Transposed convs are computed as the forward conv over the input with copies of the zero point
+    inserted (im2col of a transposed conv, fbgemm's way); pads hold the zero point too, so they add
+    nothing once it is taken out."""
     geo = case.geometry
-    assert geo is not None and not case.transpose
-    xp = np.pad(x_nc.astype(np.int64), [(0, 0), (0, 0), *geo.pads], constant_values=p.x_zero_point)
-    view = windows(xp, case.kernel_size, case.stride, case.dilation, ((0, 0),) * case.rank, case.groups)
-    g, cg = case.groups, case.in_channels // case.groups
-    wg = w.astype(np.int64).reshape(g, case.out_channels // g, cg, *case.kernel_size)
-    if cg % 2:  # the packed inner axis is padded to pairs with zeros
-        view = np.concatenate([view, np.zeros_like(view[:, :, :1])], axis=2)
-        wg = np.concatenate([wg, np.zeros_like(wg[:, :, :1])], axis=2)
-        cg += 1
-    r = case.rank
-    # products (N, G, O/g, C/g, *out, *k): x over out and k, w over k
-    xs = view[:, :, None]                                  # (N, G, 1, C, *out, *k)
-    ws = wg.reshape(g, -1, cg, *(1,) * r, *case.kernel_size)[None]  # (1, G, O, C, 1.., *k)
-    prod = xs * ws
-    pairs = prod.reshape(*prod.shape[:3], cg // 2, 2, *prod.shape[4:]).sum(axis=4)
-    sat = np.clip(pairs, *INT16)
-    axes = (3, *range(4 + r, 4 + 2 * r))  # channel pairs and kernel positions
-    acc = sat.sum(axis=axes)                                # (N, G, O/g, *out)
-    wsum = wg.sum(axis=tuple(range(2, 3 + r)))              # (G, O/g)
-    acc = acc - p.x_zero_point * wsum.reshape(1, g, -1, *(1,) * r)
-    acc = acc.reshape(acc.shape[0], case.out_channels, *acc.shape[3:])
+    assert geo is not None and pairing in PAIRINGS
+    zx, r, g = p.x_zero_point, case.rank, case.groups
+    x = x_nc.astype(np.int64)
+    w = w.astype(np.int64)
+    if case.transpose:
+        x, w, pads = transpose_operands(x, w, case.stride, case.dilation, geo.pads, geo.extend, g, fill=zx)
+        stride = (1,) * r
+    else:
+        pads, stride = geo.pads, case.stride
+    view = windows(x, case.kernel_size, stride, case.dilation, pads, g, fill=zx)  # (N, G, C/g, *out, *k)
+    o = w.shape[0]
+    rows = np.moveaxis(view, 2, -1)                                  # (N, G, *out, *k, C/g): channels inner
+    wk = np.moveaxis(w.reshape(g, o // g, *w.shape[1:]), 2, -1)      # (G, O/g, *k, C/g)
+    if pairing == "channels" and rows.shape[-1] % 2:
+        rows = np.concatenate([rows, np.zeros_like(rows[..., :1])], axis=-1)
+        wk = np.concatenate([wk, np.zeros_like(wk[..., :1])], axis=-1)
+    out = rows.shape[2:2 + r]
+    rows = rows.reshape(*rows.shape[:2 + r], -1)
+    wk = wk.reshape(g, o // g, -1)
+    if rows.shape[-1] % 2:
+        rows = np.concatenate([rows, np.zeros_like(rows[..., :1])], axis=-1)
+        wk = np.concatenate([wk, np.zeros_like(wk[..., :1])], axis=-1)
+    rows = rows.reshape(*rows.shape[:-1], -1, 2)                     # (N, G, *out, P, 2)
+    wk = wk.reshape(g, o // g, -1, 2)                                # (G, O/g, P, 2)
+    sp = "abcdef"[:r]
+    acc = np.zeros((x.shape[0], g, o // g, *out), dtype=np.int64)
+    for j in range(0, wk.shape[2], _PAIR_CHUNK):
+        pairs = np.einsum(f"NG{sp}Pt,GOPt->NGO{sp}P", rows[..., j:j + _PAIR_CHUNK, :], wk[:, :, j:j + _PAIR_CHUNK])
+        acc += np.clip(pairs, *INT16).sum(axis=-1)
+    acc -= zx * wk.sum(axis=(2, 3)).reshape(1, g, o // g, *(1,) * r)
+    acc = acc.reshape(acc.shape[0], o, *out)
     if b is not None:
         acc = acc + np.asarray(b, dtype=np.int64).reshape(1, -1, *(1,) * r)
     return acc
