@@ -39,8 +39,10 @@ def script_for(rec: Record) -> str:
     case = case_of(rec)
     if case.geometry is None:
         raise ReproUnavailable("an `expect: invalid` case has no reference; the repro is the framework call alone")
-    if case.quantized:
-        raise ReproUnavailable("standalone scripts for quantized cases are not written yet")
+    if case.quantized:  # exact integers, errors in units of y, per-backend parts (reports/repro_quant.py)
+        from reports.repro_quant import quant_script
+
+        return quant_script(rec, case)
     if case.epilogue:
         raise ReproUnavailable("standalone scripts do not draw an epilogue's constants or apply it in the reference "
                                "yet; the result's translation shows the calls, and `convdiff minimize` the smallest case")
