@@ -17,7 +17,7 @@ import pytest
 
 from backends.registry import UnknownBackend, get_backend, installed_backends, parse_backends
 from harness.execution.host import cpu_facts, merged
-from harness.execution.pool import Worker, stop_all
+from harness.execution.pool import POOL, Worker, release, stop_all
 from harness.execution.runner import gradient_oracle_for, oracle_for
 from harness.judge.known_issues import KnownIssue, KnownIssues, load_known_issues
 from harness.judge.verdict import judge, judge_case
@@ -63,6 +63,7 @@ class ConvdiffState:
         self.known: dict[Path, KnownIssues] = {}
         self.collected: dict[Path, list[Case]] = {}  # every case seen, all tiers, per directory
         self.planned: dict[str, list[Case]] = {}  # target -> the cases of the items this process may run
+        self.items_left: dict[str, int] = {}  # target -> its items not run yet (loadgroup: all run here)
         self.grouped = config.getoption("dist", None) == "loadgroup"  # xdist: a target's items on one process
 
     def known_for(self, d: Path) -> KnownIssues:
@@ -74,17 +75,28 @@ class ConvdiffState:
     def worker(self, backend: str, device: str) -> Worker:
         key = f"{backend}-{device}"
         if key not in self.workers:
-            w = Worker(backend, device)
+            w = POOL.take(backend, device) or Worker(backend, device)
             if w.ready():
                 w.prepare(self.share(key))
             self.workers[key] = w
         return self.workers[key]
 
+    def done(self, backend: str, device: str) -> None:
+        """An item of the target ran. Under `--dist loadgroup` this process runs all of a target's
+        items, so after its last one the worker goes to the warm pool, for the tests that follow."""
+        key = f"{backend}-{device}"
+        self.items_left[key] = self.items_left.get(key, 0) - 1
+        if self.grouped and self.items_left[key] <= 0 and key in self.workers:
+            release([self.workers.pop(key)])
+
     def plan(self, items: list[pytest.Item]) -> None:
         """Note each target's cases among the collected items, for Backend.prepare (batched builds)."""
         for item in items:
-            if isinstance(item, CaseItem) and item.output == "out" and item.case.geometry is not None:
-                self.planned.setdefault(f"{item.backend}-{item.device}", []).append(item.case)
+            if isinstance(item, CaseItem):
+                key = f"{item.backend}-{item.device}"
+                self.items_left[key] = self.items_left.get(key, 0) + 1
+                if item.output == "out" and item.case.geometry is not None:
+                    self.planned.setdefault(key, []).append(item.case)
 
     def share(self, target: str) -> list[Case]:
         """This process's share of a target's cases to build ahead. Under pytest-xdist every process
@@ -127,10 +139,12 @@ class ConvdiffState:
 
     def close(self) -> None:
         stop_all(list(self.workers.values()))
+        POOL.close()
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[STATE] = ConvdiffState(config)
+    POOL.enabled = True  # test modules and case items share warm workers (harness/execution/pool.py)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -223,6 +237,12 @@ class CaseItem(pytest.Item):
 
     def runtest(self) -> None:
         state = self.config.stash[STATE]
+        try:
+            self._run(state)
+        finally:
+            state.done(self.backend, self.device)
+
+    def _run(self, state: ConvdiffState) -> None:
         worker = state.worker(self.backend, self.device)
         if worker.reason:
             pytest.skip(f"{self.backend}-{self.device}: {worker.reason}")

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.execution.pool import Worker, stop_all
+from harness.execution.pool import POOL, Worker, release
 from harness.execution.prefetch import MAX_AHEAD, Prefetch
 from harness.execution.records import Record
 from harness.model.case import Case
@@ -69,11 +69,12 @@ class Lane:
     """One set of warm workers (one per backend x device) working through a list of cases."""
 
     def __init__(self, targets: Sequence[tuple[str, str]]) -> None:
-        self.workers = [Worker(b, d) for b, d in targets]
+        self.workers = [POOL.take(b, d) or Worker(b, d) for b, d in targets]  # warm ones where kept (pytest)
 
     def start(self, info: RunInfo) -> None:
         for w in self.workers:
-            w.launch()
+            if w.proc is None:
+                w.launch()
         for w in self.workers:
             if w.ready():
                 info.versions[w.backend] = w.version
@@ -113,7 +114,7 @@ class Lane:
                 sink(rec)
 
     def stop(self) -> None:
-        stop_all(self.workers)
+        release(self.workers)
 
 
 def run_cases(cases: Sequence[Case], targets: Sequence[tuple[str, str]], sink: Callable[[Record], None],
