@@ -64,20 +64,49 @@ def assert_chosen_statuses(records: Sequence[Record], chosen: dict, host_depende
 
 
 def run_scripts(records: Sequence[Record], scripts: Sequence[str], tmp_path) -> list[tuple[int, str]]:
-    """Each reproducer in a fresh interpreter (the venv's python), two at a time: (exit code, output)."""
+    """Each reproducer in a process of its own, two at a time: (exit code, output).
+
+    Scripts that import the same frameworks are forked from one interpreter that imported them first
+    (tests/script_fork.py): each still runs alone, as `python script.py` would, without paying the
+    framework import again. CONVDIFF_FORK_SCRIPTS=0 starts a fresh interpreter per script instead."""
+    import json
+    import os
     import re
     import subprocess
     import sys
     from concurrent.futures import ThreadPoolExecutor
+    from pathlib import Path
 
-    def one(script: str, rec: Record) -> tuple[int, str]:
+    from tests.script_fork import heavy_imports
+
+    paths = []
+    for script, rec in zip(scripts, records):
         path = tmp_path / f"{re.sub(r'[^a-z0-9]+', '_', f'{rec.case_id}_{rec.backend}'.lower())}.py"
         path.write_text(script)
-        proc = subprocess.run([sys.executable, str(path)], cwd=path.parent, capture_output=True, text=True, timeout=300)
-        return proc.returncode, proc.stdout + proc.stderr
+        paths.append(path)
+    if os.environ.get("CONVDIFF_FORK_SCRIPTS", "1") == "0":
+        def one(path: Path) -> tuple[int, str]:
+            proc = subprocess.run([sys.executable, str(path)], cwd=path.parent, capture_output=True, text=True, timeout=300)
+            return proc.returncode, proc.stdout + proc.stderr
 
-    with ThreadPoolExecutor(2) as pool:
-        return list(pool.map(one, scripts, records))
+        with ThreadPoolExecutor(2) as pool:
+            return list(pool.map(one, paths))
+    groups: dict[tuple[str, ...], list[int]] = {}
+    for i, script in enumerate(scripts):
+        groups.setdefault(tuple(sorted(heavy_imports(script))), []).append(i)
+    results: list[tuple[int, str]] = [(-1, "") for _ in scripts]
+    runner = Path(__file__).with_name("script_fork.py")
+    for n, members in enumerate(groups.values()):
+        jobs = [{"path": str(paths[i]), "out": f"{paths[i]}.out"} for i in members]
+        jobs_file = tmp_path / f"scripts-{n}.json"
+        jobs_file.write_text(json.dumps(jobs))
+        proc = subprocess.run([sys.executable, str(runner), str(jobs_file)], capture_output=True, text=True,
+                              timeout=300 * len(members))
+        codes = {d["i"]: d["rc"] for d in map(json.loads, re.findall(r"^\{.*\}$", proc.stdout, re.M))}
+        assert len(codes) == len(members), f"script runner failed ({proc.returncode}): {proc.stderr[-2000:]}"
+        for k, i in enumerate(members):
+            results[i] = (codes[k], Path(jobs[k]["out"]).read_text(errors="replace"))
+    return results
 
 
 def assert_script_verdict(rec: Record, rc: int, out: str, where: str) -> None:

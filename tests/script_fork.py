@@ -1,0 +1,90 @@
+"""Run standalone reproducer scripts, each in its own process, forked from one that imported their frameworks.
+
+Used by tests/helpers.py `run_scripts`: `python tests/script_fork.py JOBS.json`, where JOBS.json lists
+{"path", "out"} entries. This process imports the heavy modules the scripts import (nothing of convdiff),
+then forks one child per script (at most two at a time): the child chdirs beside its script, sends stdout
+and stderr to `out` and runs the script as __main__; its exit status is the script's (SystemExit's code, 1
+for an uncaught exception, -N for a signal), as a fresh `python script.py` would give. Each script still
+runs alone in a process of its own; only the framework import, which every script of a group repeats, is
+paid once. One JSON line per script on stdout: {"i", "rc"}.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import os
+import re
+import runpy
+import signal
+import sys
+import time
+import traceback
+from pathlib import Path
+
+HEAVY = ("torch", "torchao", "tensorflow", "tf2onnx", "keras", "paddle", "paddle2onnx", "tvm", "jax",
+         "onnx", "onnxruntime", "openvino", "ai_edge_litert", "flatbuffers")
+TIMEOUT_S = 300.0
+
+
+def heavy_imports(source: str) -> list[str]:
+    """The heavy top-level packages a script imports, anywhere in it, in order of first appearance."""
+    found = re.findall(r"^\s*(?:import|from)\s+([A-Za-z_]\w*)", source, re.M)
+    return [m for m in dict.fromkeys(found) if m in HEAVY]
+
+
+def _child(path: str, out: str) -> None:
+    fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.chdir(os.path.dirname(path) or ".")
+    sys.argv = [path]
+    code = 0
+    try:
+        runpy.run_path(path, run_name="__main__")
+    except SystemExit as exc:
+        if isinstance(exc.code, int) or exc.code is None:
+            code = exc.code or 0
+        else:
+            print(exc.code, file=sys.stderr)
+            code = 1
+    except BaseException:  # noqa: BLE001 - what `python script.py` does with it
+        traceback.print_exc()
+        code = 1
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    os._exit(code)
+
+
+def main(jobs_file: str, parallel: int = 2) -> None:
+    with open(jobs_file) as f:
+        jobs = json.load(f)
+    for module in dict.fromkeys(m for job in jobs for m in heavy_imports(Path(job["path"]).read_text())):
+        with contextlib.suppress(Exception):  # the script meets the same failure and reports it
+            importlib.import_module(module)
+    sys.stdout.flush()
+    running: dict[int, tuple[int, float]] = {}  # pid -> (job index, start)
+    queue = list(range(len(jobs)))
+    while queue or running:
+        while queue and len(running) < parallel:
+            i = queue.pop(0)
+            pid = os.fork()
+            if pid == 0:
+                _child(jobs[i]["path"], jobs[i]["out"])
+            running[pid] = (i, time.monotonic())
+        for pid, (i, start) in list(running.items()):
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if not done and time.monotonic() - start > TIMEOUT_S:
+                os.kill(pid, signal.SIGKILL)
+                done, status = os.waitpid(pid, 0)
+            if done:
+                del running[pid]
+                rc = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+                print(json.dumps({"i": i, "rc": rc}), flush=True)
+        time.sleep(0.02)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
