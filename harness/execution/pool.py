@@ -292,7 +292,7 @@ class WarmPool:
     Only a healthy idle worker is kept: its first process (no crash, no spare), nothing in flight, not a
     `fault:*` double. It is handed back only to a run of the same backend and device under the same
     environment and working directory (a test that sets ONEDNN_MAX_CPU_ISA or CONVDIFF_CACHE gets a fresh
-    one). The idle workers' resident memory is capped (`CONVDIFF_WARM_POOL_MB`, default 4096), the least
+    one). The idle workers' resident memory is capped (`CONVDIFF_WARM_POOL_MB`, default 6144), the least
     recently used stopped first. Reuse is a longer run of the same warm worker, which `convdiff run`
     does for every case anyway: a verdict cannot depend on it."""
 
@@ -324,7 +324,7 @@ class WarmPool:
         if not (self.enabled and healthy) or worker.backend.startswith("fault:"):
             return False
         self.idle.append((self.key(worker.backend, worker.device), worker))
-        budget = float(os.environ.get("CONVDIFF_WARM_POOL_MB", "4096")) * 2**20
+        budget = float(os.environ.get("CONVDIFF_WARM_POOL_MB", "6144")) * 2**20
         while self.idle and sum(_rss(w) for _, w in self.idle) > budget:
             stop_all([self.idle.pop(0)[1]])
         return True
