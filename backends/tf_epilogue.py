@@ -81,85 +81,116 @@ class Epilogue:
         r = self.case.rank
         return (1, -1, *(1,) * r) if nc else (1, *(1,) * r, -1)
 
-    def _residual(self, tf: Any, i: int, nc: bool) -> tuple[Any, list[str]]:
-        """residual i in the call's layout, and the line that moved it there (if any)."""
+    def _moved(self, nc: bool) -> bool:
+        """Whether the residuals must be transposed to the call's layout (a channels_first case run in N*C)."""
+        return nc != (not self.case.channels_last)
 
+    def _residual(self, tf: Any, i: int, nc: bool) -> Any:
+        """residual i in the call's layout."""
         r = self.residuals[f"residual{i}"]
-        if nc == (not self.case.channels_last):
-            return r, []
+        return tf.transpose(r, layout_perms(self.case.rank)[0]) if self._moved(nc) else r
+
+    def _residual_lines(self, i: int, nc: bool) -> list[str]:
+        """The line that moves residual i to the call's layout (if any)."""
+        if not self._moved(nc):
+            return []
         to_last, _ = layout_perms(self.case.rank)
-        return tf.transpose(r, to_last), [f"residual{i} = tf.transpose(residual{i}, {to_last})  # to the call's N*C"]
+        return [f"residual{i} = tf.transpose(residual{i}, {to_last})  # to the call's N*C"]
 
     def _scalar(self, i: int) -> float:
         return float(np.asarray(self.constants[i]["c"], dtype=np.float64))
 
-    def apply_tf(self, tf: Any, y: Any, nc: bool) -> tuple[Any, list[str]]:
-        """y after the epilogue in tf ops, and the lines that did it."""
+    def tf_lines(self, nc: bool) -> list[str]:
+        """The lines `apply_tf` runs (pure: the reproducers print the same)."""
         view = self.view(nc)
         lines: list[str] = []
+        for i, name in enumerate(self.case.epilogue):
+            if name in TF_ACTIVATIONS:
+                lines.append(f"y = {TF_ACTIVATIONS[name]}")
+            elif name == "residual":
+                lines += [*self._residual_lines(i, nc), f"y = tf.add(y, residual{i})  # an input of y's shape"]
+            elif name == "batch_norm":
+                lines.append(f"y = tf.nn.batch_normalization(y, *(tf.reshape(t, {list(view)}) for t in "
+                             f"(bn{i}_mean, bn{i}_var, bn{i}_beta, bn{i}_gamma)), {BATCH_NORM_EPS})")
+            elif name in ("mul_scalar", "add_scalar"):
+                lines.append(f"y = tf.{'multiply' if name == 'mul_scalar' else 'add'}(y, {self._scalar(i)!r})")
+            else:
+                fn = {"scale": "multiply", "divide": "math.divide", "shift": "add"}[name]
+                lines.append(f"y = tf.{fn}(y, tf.reshape({name}{i}, {list(view)}))")
+        return lines
+
+    def apply_tf(self, tf: Any, y: Any, nc: bool) -> tuple[Any, list[str]]:
+        """y after the epilogue in tf ops, and the lines that did it (tf_lines)."""
+        view = self.view(nc)
         for i, name in enumerate(self.case.epilogue):
             consts = self.constants[i]
             if name in TF_ACTIVATIONS:
                 y = _tf_activation(tf, name, y)
-                lines.append(f"y = {TF_ACTIVATIONS[name]}")
             elif name == "residual":
-                r, more = self._residual(tf, i, nc)
-                y = tf.add(y, r)
-                lines += [*more, f"y = tf.add(y, residual{i})  # an input of y's shape"]
+                y = tf.add(y, self._residual(tf, i, nc))
             elif name == "batch_norm":
                 m, v, g, b = (tf.reshape(tf.constant(consts[k]), view) for k in BN_KEYS)
                 y = tf.nn.batch_normalization(y, m, v, b, g, BATCH_NORM_EPS)
-                lines.append(f"y = tf.nn.batch_normalization(y, *(tf.reshape(t, {list(view)}) for t in "
-                             f"(bn{i}_mean, bn{i}_var, bn{i}_beta, bn{i}_gamma)), {BATCH_NORM_EPS})")
             elif name in ("mul_scalar", "add_scalar"):
                 c = self._scalar(i)
                 y = tf.multiply(y, c) if name == "mul_scalar" else tf.add(y, c)
-                lines.append(f"y = tf.{'multiply' if name == 'mul_scalar' else 'add'}(y, {c!r})")
             else:
                 c = tf.reshape(tf.constant(consts["c"]), view)
-                fn = {"scale": "multiply", "divide": "math.divide", "shift": "add"}[name]
                 y = {"scale": tf.multiply, "divide": tf.math.divide, "shift": tf.add}[name](y, c)
-                lines.append(f"y = tf.{fn}(y, tf.reshape({name}{i}, {list(view)}))")
-        return y, lines
+        return y, self.tf_lines(nc)
+
+    def keras_lines(self, nc: bool) -> list[str]:
+        """The lines `apply_keras` runs (pure: the reproducers print the same)."""
+        view = self.view(nc)
+        dtype = self.case.dtype
+        lines: list[str] = []
+        for i, name in enumerate(self.case.epilogue):
+            if name in KERAS_LAYERS:
+                ctor, comment = KERAS_LAYERS[name]
+                lines.append(f"y = keras.layers.{ctor}dtype={dtype!r})(y){comment}")
+            elif name == "clamp":
+                lines.append(f"y = keras.ops.clip(y, {CLAMP_RANGE[0]}, {CLAMP_RANGE[1]})  # no clip layer")
+            elif name == "residual":
+                lines += [*self._residual_lines(i, nc), f"y = keras.layers.Add(dtype={dtype!r})([y, residual{i}])"]
+            elif name == "batch_norm":
+                axis = 1 if nc else -1
+                lines += [f"bn = keras.layers.BatchNormalization(axis={axis}, epsilon={BATCH_NORM_EPS}, dtype={dtype!r})",
+                          f"bn.build(y.shape); bn.set_weights([bn{i}_gamma, bn{i}_beta, bn{i}_mean, bn{i}_var])",
+                          "y = bn(y, training=False)"]
+            elif name in ("mul_scalar", "add_scalar"):
+                op = "multiply" if name == "mul_scalar" else "add"
+                lines.append(f"y = keras.ops.{op}(y, {self._scalar(i)!r})")
+            else:
+                op = {"scale": "multiply", "divide": "divide", "shift": "add"}[name]
+                lines.append(f"y = keras.ops.{op}(y, keras.ops.reshape({name}{i}, {list(view)}))")
+        return lines
 
     def apply_keras(self, y: Any, nc: bool) -> tuple[Any, list[str]]:
-        """y after the epilogue in Keras layers (keras.ops where there is none), and the lines."""
+        """y after the epilogue in Keras layers (keras.ops where there is none), and the lines (keras_lines)."""
         import keras
         import tensorflow as tf
 
         view = self.view(nc)
         dtype = self.case.dtype
-        lines: list[str] = []
         for i, name in enumerate(self.case.epilogue):
             consts = self.constants[i]
             if name in KERAS_LAYERS:
                 y = _keras_layer(keras, name, dtype)(y)
-                ctor, comment = KERAS_LAYERS[name]
-                lines.append(f"y = keras.layers.{ctor}dtype={dtype!r})(y){comment}")
             elif name == "clamp":
                 y = keras.ops.clip(y, *CLAMP_RANGE)
-                lines.append(f"y = keras.ops.clip(y, {CLAMP_RANGE[0]}, {CLAMP_RANGE[1]})  # no clip layer")
             elif name == "residual":
-                r, more = self._residual(tf, i, nc)
-                y = keras.layers.Add(dtype=dtype)([y, r])
-                lines += [*more, f"y = keras.layers.Add(dtype={dtype!r})([y, residual{i}])"]
+                y = keras.layers.Add(dtype=dtype)([y, self._residual(tf, i, nc)])
             elif name == "batch_norm":
                 axis = 1 if nc else -1
                 bn = keras.layers.BatchNormalization(axis=axis, epsilon=BATCH_NORM_EPS, dtype=dtype)
                 bn.build(tuple(y.shape))
                 bn.set_weights([consts["gamma"], consts["beta"], consts["mean"], consts["var"]])
                 y = bn(y, training=False)
-                lines += [f"bn = keras.layers.BatchNormalization(axis={axis}, epsilon={BATCH_NORM_EPS}, dtype={dtype!r})",
-                          f"bn.build(y.shape); bn.set_weights([bn{i}_gamma, bn{i}_beta, bn{i}_mean, bn{i}_var])",
-                          "y = bn(y, training=False)"]
             elif name in ("mul_scalar", "add_scalar"):
-                c = self._scalar(i)
                 op = "multiply" if name == "mul_scalar" else "add"
-                y = getattr(keras.ops, op)(y, c)
-                lines.append(f"y = keras.ops.{op}(y, {c!r})")
+                y = getattr(keras.ops, op)(y, self._scalar(i))
             else:
                 c = keras.ops.reshape(keras.ops.convert_to_tensor(consts["c"]), view)
                 op = {"scale": "multiply", "divide": "divide", "shift": "add"}[name]
                 y = getattr(keras.ops, op)(y, c)
-                lines.append(f"y = keras.ops.{op}(y, keras.ops.reshape({name}{i}, {list(view)}))")
-        return y, lines
+        return y, self.keras_lines(nc)

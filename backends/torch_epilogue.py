@@ -49,31 +49,44 @@ def _activation(name: str) -> Any:
             "silu": F.silu, "clamp": lambda t: torch.clamp(t, *CLAMP_RANGE)}[name]
 
 
+def lines(case: Case, scalars: tuple[dict[str, np.ndarray], ...]) -> list[str]:
+    """The lines `apply` runs, on y (NC*) with the buffers and residuals by name (pure: the reproducers
+    and the module paths' translations print the same)."""
+    code_view = ", ".join(map(str, (1, -1, *(1,) * case.rank)))
+    out: list[str] = []
+    for i, name in enumerate(case.epilogue):
+        if name in ACTIVATIONS:
+            out.append(f"y = {ACTIVATIONS[name]}")
+        elif name == "residual":
+            out.append(f"y = y + residual{i}  # an input of y's shape")
+        elif name == "batch_norm":
+            out.append(f"y = F.batch_norm(y, bn{i}_mean, bn{i}_var, bn{i}_gamma, bn{i}_beta, training=False, eps=1e-5)")
+        elif name in ("mul_scalar", "add_scalar"):
+            c = float(np.asarray(scalars[i]["c"], dtype=np.float64))
+            out.append(f"y = y {'*' if name == 'mul_scalar' else '+'} {c!r}")
+        else:
+            out.append(f"y = y {dict(scale='*', divide='/', shift='+')[name]} {name}{i}.view({code_view})")
+    return out
+
+
 def apply(case: Case, y: Any, consts: dict[str, Any], scalars: tuple[dict[str, np.ndarray], ...]) -> tuple[Any, list[str]]:
-    """y (NC*) after the epilogue, and the lines that did it. `consts`: name -> tensor, for the
+    """y (NC*) after the epilogue, and the lines that did it (`lines`). `consts`: name -> tensor, for the
     buffers and the residuals (those NC* too); `scalars`: the case's epilogue constants."""
     import torch.nn.functional as F
 
     view = (1, -1, *(1,) * case.rank)
-    code_view = ", ".join(map(str, view))
-    lines: list[str] = []
     for i, name in enumerate(case.epilogue):
         if name in ACTIVATIONS:
             y = _activation(name)(y)
-            lines.append(f"y = {ACTIVATIONS[name]}")
         elif name == "residual":
             y = y + consts[f"residual{i}"]
-            lines.append(f"y = y + residual{i}  # an input of y's shape")
         elif name == "batch_norm":
             m, v, g, b = (consts[f"bn{i}_{k}"] for k in BN_KEYS)
             y = F.batch_norm(y, m, v, g, b, training=False, eps=1e-5)
-            lines.append(f"y = F.batch_norm(y, bn{i}_mean, bn{i}_var, bn{i}_gamma, bn{i}_beta, training=False, eps=1e-5)")
         elif name in ("mul_scalar", "add_scalar"):
             c = float(np.asarray(scalars[i]["c"], dtype=np.float64))
             y = y * c if name == "mul_scalar" else y + c
-            lines.append(f"y = y {'*' if name == 'mul_scalar' else '+'} {c!r}")
         else:
             c = consts[f"{name}{i}"].view(view)
             y = {"scale": y * c, "divide": y / c, "shift": y + c}[name]
-            lines.append(f"y = y {dict(scale='*', divide='/', shift='+')[name]} {name}{i}.view({code_view})")
-    return y, lines
+    return y, lines(case, scalars)

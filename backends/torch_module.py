@@ -98,13 +98,8 @@ def conv_module(case: Case, inputs: Inputs, cls: str, args: dict[str, Any], pre_
 
 
 def epilogue_lines(case: Case, scalars: tuple[dict[str, np.ndarray], ...]) -> list[str]:
-    """The epilogue's forward lines as `torch_epilogue.apply` writes them (run on a (1, C, 1...) probe)."""
-    import torch
-
-    probe = torch.ones((1, case.out_channels, *(1,) * case.rank), dtype=torch.float64)
-    consts = {k: torch.ones(v.shape, dtype=torch.float64) for k, v in torch_epilogue.buffers(case, scalars).items()}
-    consts.update((k, probe) for k in torch_epilogue.residuals(case, scalars))
-    return torch_epilogue.apply(case, probe, consts, scalars)[1]
+    """The epilogue's forward lines as `torch_epilogue.apply` writes them (pure)."""
+    return torch_epilogue.lines(case, scalars)
 
 
 def to_tensor(a: np.ndarray) -> Any:

@@ -9,7 +9,13 @@ prints the max error and the verdict. It is meant to be pasted into an upstream 
 Per-backend part: one template per framework, registered in reports/repro_registry.py
 (which says how to add one) and loaded by reports/repro_templates.py: torch and the
 fault doubles in reports/repro_torch.py, TensorFlow, Keras and Paddle in
-reports/repro_frameworks.py, the TVM backends in reports/repro_tvm.py.
+reports/repro_frameworks.py, the TVM backends in reports/repro_tvm.py and reports/repro_tvm_relax.py,
+the deployed paths in reports/repro_inductor.py, reports/repro_tf_deployed.py and
+reports/repro_paddle_inference.py.
+
+An epilogue case's script also draws the epilogue's constants after x, w, b, applies the epilogue
+to the reference and carries the bound through it (reports/repro_epilogue.py); each template feeds
+the constants and residuals to the framework as its adapter did.
 """
 
 from __future__ import annotations
@@ -20,8 +26,9 @@ from harness.model.case import Case
 from harness.numerics.bound import _tiny
 from harness.numerics.inputs import SIGNIFICAND_BITS, integer_amplitude
 from reports import repro_templates  # noqa: F401 - registers every framework's templates
+from reports.repro_epilogue import REFERENCE_SOURCE, draw_source
 from reports.repro_registry import ReproUnavailable, template_for
-from reports.repro_verdict import VERDICT_SOURCE
+from reports.repro_verdict import BOUND_SOURCE, JUDGE_SOURCE, VERDICT_SOURCE
 
 __all__ = ["ReproUnavailable", "find_record", "script_for"]
 
@@ -44,8 +51,10 @@ def script_for(rec: Record) -> str:
 
         return quant_script(rec, case)
     if case.epilogue:
-        raise ReproUnavailable("standalone scripts do not draw an epilogue's constants or apply it in the reference "
-                               "yet; the result's translation shows the calls, and `convdiff minimize` the smallest case")
+        # forward only: its constants after x, w, b; the reference and bound carried through it
+        backend_code = template_for(rec)(rec, case)
+        return "\n".join([_header(rec, case), draw_source(case).strip("\n"), "", backend_code.strip("\n"), "",
+                          _FOOTER + BOUND_SOURCE + REFERENCE_SOURCE + JUDGE_SOURCE])
     if rec.output != "out":  # a gradient: dy, the gradient calls, the reference gradient (reports/repro_grad.py)
         from reports.repro_grad import gradient_part
 

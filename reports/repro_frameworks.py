@@ -14,12 +14,15 @@ import re
 import textwrap
 from collections.abc import Callable
 
+from backends import paddle_epilogue
 from backends.keras_backend import layer_call
 from backends.paddle_backend import PaddleBackend, PaddleOutputSizeBackend
 from backends.tensorflow_backend import in_nc_only, nn_call
+from backends.tf_epilogue import Epilogue
 from backends.tf_util import NHWC_ONLY, weight_transpose
 from harness.execution.records import Record
 from harness.model.case import Case
+from reports.repro_epilogue import assign, constants, residual_names, vector_names
 from reports.repro_registry import register, stale
 
 BUILD = re.compile(r"layer\.build\(\(.*?\)\);")  # Keras records the built shape literally; scripts use x.shape
@@ -61,9 +64,9 @@ def tf_tf32(rec: Record) -> str:
     return "\n    tf.config.experimental.enable_tensor_float_32_execution(TF32)" if rec.device == "cuda" else ""
 
 
-def _tf_script(rec: Record, body: list[str], keras: bool) -> str:
+def _tf_script(rec: Record, case: Case, body: list[str], keras: bool) -> str:
     """The TF part of the script: imports, tensors made as the adapter made them, the body, y back as float64."""
-    code = textwrap.indent("\n".join(body), " " * 8)
+    code = textwrap.indent("\n".join([*tf_epilogue_tensors(case), *body]), " " * 8)
     tf32 = tf_tf32(rec)
     return tf_imports(code, keras) + f'''
 
@@ -87,18 +90,29 @@ def _notes(rec: Record, notes: list[str]) -> list[str]:
 
 @register("tensorflow")
 def tensorflow_template(rec: Record, case: Case) -> str:
-    """tf.nn calls from nn_call, the TensorFlowBackend's own decisions."""
-    body = _tf_body(rec, case, lambda nc: nn_call(case, nc).lines(case.bias))
+    """tf.nn calls from nn_call, the TensorFlowBackend's own decisions (then the epilogue's tf ops)."""
+    epi = Epilogue(case, constants(case))
+    body = _tf_body(rec, case, lambda nc: [*nn_call(case, nc).lines(case.bias), *epi.tf_lines(nc)])
     notes = _notes(rec, nn_call(case, not case.channels_last).notes)
-    return _tf_script(rec, notes + body, keras=False)
+    return _tf_script(rec, case, notes + body, keras=False)
 
 
 @register("tensorflow-keras")
 def keras_template(rec: Record, case: Case) -> str:
-    """A Keras layer from layer_call, the KerasBackend's own decisions."""
-    body = _tf_body(rec, case, lambda nc: layer_call(case, nc).lines(case.bias, "tuple(x.shape)"))
+    """A Keras layer from layer_call, the KerasBackend's own decisions (then the epilogue's layers)."""
+    epi = Epilogue(case, constants(case))
+    body = _tf_body(rec, case, lambda nc: [*layer_call(case, nc).lines(case.bias, "tuple(x.shape)"), *epi.keras_lines(nc)])
     notes = _notes(rec, layer_call(case, not case.channels_last).notes)
-    return _tf_script(rec, notes + body, keras=True)
+    return _tf_script(rec, case, notes + body, keras=True)
+
+
+def tf_epilogue_tensors(case: Case) -> list[str]:
+    """The epilogue's per-channel constants and residuals as tensors in DTYPE, named as the adapter's lines
+    name them (the scalars are literals in those lines)."""
+    if not case.epilogue:
+        return []
+    return ["# the epilogue's constants and residuals (case layout), exact in DTYPE",
+            *assign([*vector_names(case), *residual_names(case)], "tf.constant({}, dtype=DTYPE)")]
 
 
 @register("paddle")
@@ -107,6 +121,7 @@ def paddle_template(rec: Record, case: Case) -> str:
     """The F.<op> call from PaddleBackend.call_line (output_padding or output_size by backend)."""
     call = paddle_call(rec, case)
     to_tensor, tf32 = paddle_tensor(case), paddle_tf32(rec)
+    epilogue = textwrap.indent("\n".join(paddle_epilogue_code(rec, case)), " " * 8)
     return f'''
 import paddle
 import paddle.nn.functional as F
@@ -122,8 +137,22 @@ def run_framework(x, w, b):
     x, w, b = t(x), t(w), None if b is None else t(b)
     with paddle.no_grad():
         {call}
+{epilogue}
     return y.astype("float64").numpy(), str(y.dtype).removeprefix("paddle.")
 '''
+
+
+def paddle_epilogue_code(rec: Record, case: Case) -> list[str]:
+    """The epilogue's tensors (t(): as the adapter made them) and its lines, checked against the record."""
+    if not case.epilogue:
+        return []
+    data_format = PaddleBackend().translate(case)["data_format"]
+    lines = paddle_epilogue.lines(case, data_format, constants(case))
+    recorded = rec.translation.splitlines()
+    if rec.translation.strip() and not all(ln in recorded for ln in lines):
+        raise stale(rec)
+    return ["# the epilogue's constants and residuals (case layout), exact in DTYPE",
+            *assign([*vector_names(case), *residual_names(case)], "t({})"), *lines]
 
 
 def paddle_call(rec: Record, case: Case) -> str:

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import textwrap
 
+from backends import jax_epilogue
 from backends.jax_backend import lax_call
 from backends.jax_jit import jit_lines
 from harness.execution.records import Record
 from harness.model.case import Case
+from reports.repro_epilogue import assign, constants, residual_names, vector_names
 from reports.repro_registry import register, require_lines
 
 
@@ -20,10 +22,13 @@ from reports.repro_registry import register, require_lines
 def jax_template(rec: Record, case: Case) -> str:
     """jax.lax calls from lax_call, on arrays made in DTYPE exactly as the adapter made them."""
     plan = lax_call(case)
-    lines = plan.lines(case.bias)
+    scalars = constants(case)
+    lines = [*jax_epilogue.scalar_lines(case, scalars), *plan.lines(case.bias), *jax_epilogue.lines(case)] \
+        if case.epilogue else plan.lines(case.bias)
     require_lines(rec, lines)
     notes = [f"# exact identity: {n}" for n in plan.notes]
-    body = textwrap.indent("\n".join([*notes, *lines]), " " * 4)
+    feed = _epilogue_arrays(case, "put({}, device)", "put({}.reshape(CHANNEL), device)")
+    body = textwrap.indent("\n".join([*notes, *feed, *lines]), " " * 4)
     return JAX_SETUP + f'''
 
 def run_framework(x, w, b):
@@ -39,10 +44,11 @@ def run_framework(x, w, b):
 def jax_jit_template(rec: Record, case: Case) -> str:
     """jax-jit: the conv and bias in one jax.jit, W and B closed over as NumPy arrays (HLO constants)."""
     plan = lax_call(case)
-    lines = jit_lines(case, plan, case.bias)
+    lines = jit_lines(case, plan, case.bias, constants(case))
     require_lines(rec, lines)
     notes = [f"# exact identity: {n}" for n in plan.notes]
-    body = textwrap.indent("\n".join([*notes, *lines]), " " * 4)
+    feed = _epilogue_arrays(case, "put({}, device)", "np.asarray(jnp.asarray({}.reshape(CHANNEL), dtype=DTYPE))")
+    body = textwrap.indent("\n".join([*notes, *feed, *lines]), " " * 4)
     return JAX_SETUP + f'''
 
 def run_framework(x, w, b):
@@ -54,6 +60,15 @@ def run_framework(x, w, b):
 {body}
     return np.asarray(y.astype(jnp.float64)), str(y.dtype)
 '''
+
+
+def _epilogue_arrays(case: Case, residual: str, vector: str) -> list[str]:
+    """The epilogue's residuals (arguments) and per-channel constants (shaped to broadcast on the channel
+    axis, as jax_epilogue.constants shapes them) under the names the lines use."""
+    if not case.epilogue:
+        return []
+    return ["# the epilogue's residuals and per-channel constants, exact in DTYPE",
+            *assign(residual_names(case), residual), *assign(vector_names(case), vector)]
 
 
 JAX_SETUP = '''

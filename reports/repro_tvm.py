@@ -1,4 +1,5 @@
-"""Reproducer templates for the five TVM backends (see reports/repro.py for the script around them).
+"""Reproducer templates for the TVM importer backends, and the pieces every TVM script shares (see
+reports/repro.py for the script around them; `tvm` and `tvm-bound` are in reports/repro_tvm_relax.py).
 
 Each script builds what the adapter builds (a Relax function, a torch.export'ed module,
 a one-node ONNX model, or a TF function through TFLiteConverter) from the adapter's own
@@ -14,16 +15,18 @@ from __future__ import annotations
 import textwrap
 
 from backends.base import Backend
-from backends.tvm.direct import TvmBackend
+from backends.tf_epilogue import Epilogue
+from backends.torch_module import epilogue_lines
 from backends.tvm.onnx_import import TvmOnnxImportBackend, TvmOnnxOutputShapeBackend
-from backends.tvm.plan import canonical_kernel_layout, direct_plan
+from backends.tvm.plan import canonical_kernel_layout
 from backends.tvm.tflite_import import TvmTfliteImportBackend, tf_kernel_layout
 from backends.tvm.torch_import import TvmTorchImportBackend
 from harness.execution.records import Record
 from harness.model.case import Case
+from reports.repro_epilogue import assign, constants, residual_names, vector_names
 from reports.repro_onnx_model import build_model_source
 from reports.repro_registry import ReproUnavailable, register, stale
-from reports.repro_torch_module import model_class_source
+from reports.repro_torch_module import model_class_source, module_inputs
 
 VM_ARGS_LINE = "y = relax.VirtualMachine(exe, dev)['main']({args})"
 
@@ -33,11 +36,12 @@ TARGET, DEV = ("cuda", tvm.cuda(0)) if DEVICE == "cuda" else ("llvm", tvm.cpu(0)
 
 
 def case_dtype(a):
-    """float64 values (exact in DTYPE) as a DTYPE array; bfloat16 via ml_dtypes, which TVM installs."""
+    """float64 values (exact in DTYPE) as a C-contiguous DTYPE array (0-d stays 0-d); bfloat16 via ml_dtypes,
+    which TVM installs."""
     if DTYPE == "bfloat16":
         import ml_dtypes
-        return np.ascontiguousarray(a.astype(ml_dtypes.bfloat16))
-    return np.ascontiguousarray(a.astype(DTYPE))
+        return np.require(a.astype(ml_dtypes.bfloat16), requirements="C")
+    return np.require(a.astype(DTYPE), requirements="C")
 
 
 def compile_and_run(mod, *args):
@@ -51,12 +55,12 @@ def compile_and_run(mod, *args):
 '''
 
 
-def _imports(*lines: str) -> str:
+def tvm_imports(*lines: str) -> str:
     """TVM first, then the frontend's framework: the order convdiff's worker imports them in."""
     return "\n".join(["import tvm", "from tvm import relax", *lines]) + "\n"
 
 
-def _check(rec: Record, notes: list[str], lines: list[str], vm_args: str) -> None:
+def check_lines(rec: Record, notes: list[str], lines: list[str], vm_args: str) -> None:
     """Refuse a record whose translation the adapter would no longer write (the cache line aside)."""
     if not rec.translation.strip():
         return  # rejected or never ran: nothing recorded, the current plan is the adapter's call
@@ -66,74 +70,48 @@ def _check(rec: Record, notes: list[str], lines: list[str], vm_args: str) -> Non
         raise stale(rec)
 
 
-def _supported(backend: Backend, rec: Record, case: Case) -> None:
+def supported(backend: Backend, rec: Record, case: Case) -> None:
     """No script for a case the adapter declines (the harness recorded it as unsupported)."""
     reason = backend.supports(case, rec.device)
     if reason:
         raise ReproUnavailable(f"{rec.backend} does not run this case: {reason}")
 
 
-def _notes(notes: list[str]) -> str:
+def _more(case: Case) -> str:
+    """The residual arguments after x (the imported `main` takes them in epilogue order)."""
+    return ", *RESIDUALS" if residual_names(case) else ""
+
+
+def notes_source(notes: list[str]) -> str:
     """The adapter's exact identities as comments, for the reader of the bug report."""
     return "".join(f"# exact identity: {n}\n" for n in notes)
-
-
-@register("tvm")
-def tvm_template(rec: Record, case: Case) -> str:
-    """One relax.op.nn call in a BlockBuilder function, as direct_plan says (layouts, pads, bias add)."""
-    _supported(TvmBackend(), rec, case)
-    fn_name, kw, w_shape, _, lines, notes = direct_plan(case)
-    _check(rec, notes, lines, "x, w, b" if case.bias else "x, w")
-    relayout = [ln for ln in lines if ln.startswith("w = np.transpose(")]
-    ops = [f"y = bb.emit({ln.removeprefix('y = ')})" for ln in lines if ln.startswith("y = relax.op.")]
-    params = "x, w, b" if case.bias else "x, w"
-    bias_var = f'\n    b = relax.Var("b", relax.TensorType(shape=({case.out_channels},), dtype=DTYPE))' if case.bias else ""
-    body = textwrap.indent("\n".join(ops), " " * 12)
-    return _imports() + RUNNER + f'''
-
-{_notes(notes)}def build_module():
-    """The Relax function convdiff's tvm adapter builds: relax.op.nn.{fn_name}, kernel in {kw["kernel_layout"]}."""
-    x = relax.Var("x", relax.TensorType(shape={case.input_shape}, dtype=DTYPE))
-    w = relax.Var("w", relax.TensorType(shape={w_shape}, dtype=DTYPE)){bias_var}
-    bb = relax.BlockBuilder()
-    with bb.function("main", [{params}]):
-        with bb.dataflow():
-{body}
-            out = bb.emit_output(y)
-        bb.emit_func_output(out)
-    return bb.get()
-
-
-def run_framework(x, w, b):
-    """Compile and run it on {rec.device}; w arrives (O, I/g, *k) or, transposed, (I, O/g, *k)."""
-    {relayout[0] if relayout else "# w already in the declared kernel layout"}
-    return compile_and_run(build_module(), {params})
-'''
 
 
 @register("tvm-torch-import")
 def tvm_torch_import_template(rec: Record, case: Case) -> str:
     """torch.nn module with the case's weights -> torch.export -> from_exported_program, as plan() says."""
     backend = TvmTorchImportBackend()
-    _supported(backend, rec, case)
+    supported(backend, rec, case)
     cls, args, pre_pad, crop, lines, notes = backend.plan(case)
-    _check(rec, notes, lines, "x")
+    lines[-1:-1] = epilogue_lines(case, constants(case))  # as the adapter: before the import line
+    check_lines(rec, notes, lines, "x")
     model = model_class_source(case, "tvm-torch-import", cls, args, pre_pad, crop)
-    imports = _imports("from tvm.relax.frontend.torch import from_exported_program", "import torch",
+    made, call = module_inputs(case)
+    imports = tvm_imports("from tvm.relax.frontend.torch import from_exported_program", "import torch",
                        "import torch.nn.functional as F")
     return imports + RUNNER + f'''
 
-{_notes(notes)}{model}
+{notes_source(notes)}{model}
 
 def run_framework(x, w, b):
     """Export, import into Relax, compile and run on {rec.device} (the weights are baked in as constants)."""
     def t(a):  # exact: the values are DTYPE values
         return torch.from_numpy(a).to(getattr(torch, DTYPE))
 
-    model = Model(t(w), None if b is None else t(b)).eval()
+    model = {made}.eval()
     with torch.no_grad():
-        ep = torch.export.export(model, (t(x),))
-    return compile_and_run(from_exported_program(ep, unwrap_unit_return_tuple=True), x)
+        ep = torch.export.export(model, ({call},))
+    return compile_and_run(from_exported_program(ep, unwrap_unit_return_tuple=True), x{_more(case)})
 '''
 
 
@@ -142,20 +120,21 @@ def run_framework(x, w, b):
 def tvm_onnx_template(rec: Record, case: Case) -> str:
     """The checked one-node ONNX model from plan() + graph_nodes(), imported with from_onnx."""
     backend = TvmOnnxOutputShapeBackend() if rec.backend == "tvm-onnx-import-output-shape" else TvmOnnxImportBackend()
-    _supported(backend, rec, case)
+    supported(backend, rec, case)
     attrs, lines, notes = backend.plan(case)
-    _check(rec, notes, lines, "x")
-    imports = _imports("from tvm.relax.frontend.onnx import from_onnx", "import onnx",
+    check_lines(rec, notes, lines, "x")
+    shapes = backend.input_shapes(case)
+    imports = tvm_imports("from tvm.relax.frontend.onnx import from_onnx", "import onnx",
                        "from onnx import helper, numpy_helper")
     return imports + RUNNER + f'''
 
-{_notes(notes)}{build_model_source(rec.backend, case, attrs)}
+{notes_source(notes)}{build_model_source(rec.backend, case, attrs)}
 
 def run_framework(x, w, b):
     """Import into Relax, compile and run on {rec.device}."""
     model = build_model(case_dtype(w), None if b is None else case_dtype(b))
-    mod = from_onnx(model, shape_dict={{"x": {list(case.input_shape)}}}, dtype_dict={{"x": DTYPE}})
-    return compile_and_run(mod, x)
+    mod = from_onnx(model, shape_dict={shapes!r}, dtype_dict=dict.fromkeys({list(shapes)!r}, DTYPE))
+    return compile_and_run(mod, x{_more(case)})
 '''
 
 
@@ -163,9 +142,9 @@ def run_framework(x, w, b):
 def tvm_tflite_template(rec: Record, case: Case) -> str:
     """A tf.function from plan() -> TFLiteConverter -> from_tflite (TF imported after TVM, as in the worker)."""
     backend = TvmTfliteImportBackend()
-    _supported(backend, rec, case)
+    supported(backend, rec, case)
     plan, lines, notes = backend.plan(case)
-    _check(rec, notes, lines, "x")
+    check_lines(rec, notes, lines, "x")
     r = case.rank
     strides, dil = plan["strides"], plan["dilations"]
     if r == 3:  # conv3d and conv3d_transpose take 5-element strides/dilations
@@ -182,20 +161,25 @@ def tvm_tflite_template(rec: Record, case: Case) -> str:
             body.append("y = y[:, " + ", ".join(f"{lo}:{hi}" for lo, hi in plan["crop"]) + ", :]")
     if case.bias:
         body.append("y = tf.nn.bias_add(y, b)")
+    if case.epilogue:  # the tensorflow backend's tf ops on the N*C result, constants made inside the trace
+        body += [*assign(vector_names(case), "tf.constant({}, dtype=tf.float32)"),
+                 *Epilogue(case, constants(case)).tf_lines(nc=False)]
     body.append("return y" if case.channels_last else f"return tf.transpose(y, {[0, r + 1, *range(1, r + 1)]})")
     kl = tf_kernel_layout(case)
     perm = [canonical_kernel_layout(case).index(c) for c in kl]
     bias = "\n    b = tf.constant(b.astype(np.float32))" if case.bias else ""
-    imports = "import os\n\n" + _imports("from tvm.relax.frontend.tflite import from_tflite", "import tflite", "",
+    specs = ", ".join(f"tf.TensorSpec({shape}, tf.float32, name={n!r})" for n, shape in
+                      [("x", case.input_shape), *((n, case.output_shape) for n in residual_names(case))])
+    imports = "import os\n\n" + tvm_imports("from tvm.relax.frontend.tflite import from_tflite", "import tflite", "",
                                          'os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")', "import tensorflow as tf")
     return imports + RUNNER + f'''
 
-{_notes(notes)}def build_module(w, b):
+{notes_source(notes)}def build_module(w, b):
     """The TF function convdiff's tvm-tflite-import adapter converts to TFLite, imported with from_tflite."""
     w = tf.constant(np.transpose(w, {perm}).astype(np.float32))  # -> {kl} (TF's filter order){bias}
 
-    @tf.function(input_signature=[tf.TensorSpec({case.input_shape}, tf.float32)])
-    def f(x):
+    @tf.function(input_signature=[{specs}])
+    def f({", ".join(["x", *residual_names(case)])}):
 {textwrap.indent(chr(10).join(body), " " * 8)}
 
     buf = tf.lite.TFLiteConverter.from_concrete_functions([f.get_concrete_function()], f).convert()
@@ -204,5 +188,5 @@ def tvm_tflite_template(rec: Record, case: Case) -> str:
 
 def run_framework(x, w, b):
     """Convert, import into Relax, compile and run on {rec.device}."""
-    return compile_and_run(build_module(w, b), x)
+    return compile_and_run(build_module(w, b), x{_more(case)})
 '''

@@ -3,9 +3,11 @@
 Plain source (not a format string). The script defines before it: ref and scale (float64, in the
 framework's layout), K_ACC (the accumulation length), WHAT (what is compared: "output" or a
 gradient's name), ARGS (run_framework's arguments), and the header's constants.
+VERDICT_SOURCE is BOUND_SOURCE (the conv's bound, at ref) then JUDGE_SOURCE (the call and the verdict); an
+epilogue case puts reports/repro_epilogue.py's REFERENCE_SOURCE between them.
 """
 
-VERDICT_SOURCE = '''
+BOUND_SOURCE = '''
 # The bound (convdiff harness/numerics/bound.py): gamma(K+2) * (|x| (*) |w| + |b|), in the accumulation precision,
 # K_ACC the accumulation length of what is compared.
 n_acc = K_ACC + 2
@@ -20,7 +22,9 @@ else:
     if TF32 and DTYPE == "float32":
         bound += 2.0 * 2.0**-11 * scale
     bound += n_acc * TINY
+'''
 
+JUDGE_SOURCE = '''
 try:
     out, out_dtype = run_framework(*ARGS)
 except Exception as exc:  # the framework refused a valid case
@@ -47,3 +51,5 @@ else:
 print(f"verdict: {verdict}")
 sys.exit(0 if verdict == "pass" else 1)
 '''
+
+VERDICT_SOURCE = BOUND_SOURCE + JUDGE_SOURCE
