@@ -11,7 +11,7 @@ import pytest
 
 from harness.execution.records import Record
 from reports.repro import ReproUnavailable, script_for
-from tests.helpers import assert_script_verdict, run_on, run_scripts
+from tests.helpers import assert_script_verdict, run_on, run_scripts, script_sample
 
 ROOT = Path(__file__).resolve().parent.parent
 JUDGED = ("pass", "mismatch", "shape_mismatch", "rejected")  # the statuses a script reaches on its own
@@ -37,6 +37,7 @@ def assert_scripts_reach_the_records(records: Sequence[Record], tmp_path: Path, 
         if rec.status == "unsupported":
             with pytest.raises(ReproUnavailable, match="unsupported"):
                 script_for(rec)
+    judged = script_sample(judged)
     scripts = [script_for(r) for r in judged]
     for rec, script in zip(judged, scripts):
         assert "def run_framework" in script and ("EPILOGUE = " in script) == bool(rec.params.get("epilogue"))
