@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from backends.base import Rejected, first_line
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
 from harness.numerics.quant import QParams
@@ -82,7 +83,10 @@ def float_conv(torch: Any, case: Case, inputs: Inputs, kw: dict[str, Any], pre_p
                 x = torch.nn.functional.pad(x, pads)
             return self.conv(x)
 
-    return Model().eval()
+    try:
+        return Model().eval()
+    except (ValueError, RuntimeError) as exc:  # nn.Conv2d's own check refuses an invalid case (groups not dividing)
+        raise Rejected(first_line(exc)) from None
 
 
 def config(torch: Any, p: QParams, out_channels: int) -> Any:

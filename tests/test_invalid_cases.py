@@ -5,6 +5,8 @@ The worker then hands adapters the convolution alone (harness/execution/worker.p
 one carries neutral parameters (harness/numerics/quant.py neutral), so the framework itself decides:
 it rejects the case (pass), or runs it (accepted_invalid, a finding). Found by a 10-minute fuzz that
 gave 89 `error` results on tvm, tvm-bound, the TVM importers, paddle and the torch.ao engines.
+torch-pt2e (the seed-26 fuzz: `error` on a uint8 conv2d whose groups do not divide in_channels) built its
+float nn.Conv2d outside the framework's guard: torch's constructor refusing the geometry is a rejection.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ def test_an_invalid_quantized_case_has_neutral_parameters_and_keeps_what_is_pinn
 
 
 @pytest.mark.parametrize("backend", ["tvm", "tvm-bound", "tvm-torch-import", "tvm-onnx-import", "paddle",
-                                     "torch-ao-x86", "torch-ao-qnnpack"])
+                                     "torch-ao-x86", "torch-ao-qnnpack", "torch-pt2e"])
 def test_no_adapter_error_on_invalid_cases(backend: str) -> None:
     for r in run_on(CASES, [backend], timeout=120.0):
         assert r.status in ("pass", "accepted_invalid", "unsupported", "crash"), (r.case_id, r.status, r.message)
