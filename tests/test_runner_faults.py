@@ -79,12 +79,16 @@ def test_controller_never_imports_a_framework():
 
 
 def _children(pid: int) -> set[int]:
+    """Every descendant: the workers, whether the controller started them or a zygote forked them."""
     from pathlib import Path
 
     kids: set[int] = set()
     for task in Path(f"/proc/{pid}/task").glob("*"):
-        kids |= {int(x) for x in (task / "children").read_text().split()}
-    return kids
+        try:
+            kids |= {int(x) for x in (task / "children").read_text().split()}
+        except OSError:  # the task ended meanwhile
+            continue
+    return kids | {k for kid in kids for k in _children(kid)}
 
 
 def test_killed_run_keeps_whole_lines_and_leaves_no_worker(tmp_path):

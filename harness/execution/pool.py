@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
+from harness.execution.zygote import Forked, environment_key, zygote_for
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
 
@@ -21,6 +22,23 @@ from harness.numerics.inputs import Inputs
 Spawned = tuple[subprocess.Popen, Connection, Connection, Any, float]
 STARTUP_TIMEOUT_S = 300.0  # importing a framework (and a cold CUDA context) can be slow
 PREPARE_TIMEOUT_S, PREPARE_PER_CASE_S = 60.0, 10.0  # Backend.prepare's deadline: fixed + per case
+
+
+def preload(backend: str) -> tuple[str, ...]:
+    """What a zygote imports for this backend: its framework (the adapter's own module name for it)."""
+    from backends.registry import get_backend
+
+    try:
+        framework = get_backend(backend).framework
+    except Exception:  # noqa: BLE001 - an unknown name starts fresh and reports itself
+        return ()
+    return (framework,) if framework else ()
+
+
+def prestart(backends: list[str]) -> None:
+    """Start the zygotes these backends will fork from, side by side, before any worker waits on one."""
+    for backend in backends:
+        zygote_for(preload(backend))
 
 
 def _death(exitcode: int | None) -> str:
@@ -57,6 +75,7 @@ class Worker:
         self.preparing: float | None = None  # the deadline of a prepare in progress
         self.prepared: dict[str, Any] = {}  # what the last prepare reported (counts, or an error)
         self.greeted = False  # the live process's hello was read (ready() is then answered at once)
+        self.fresh_only = False  # a forked process died before greeting: start fresh interpreters from now on
 
     @property
     def target(self) -> str:
@@ -75,15 +94,22 @@ class Worker:
         self.sender = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"send-{self.target}")
 
     def _spawn(self) -> Spawned:
+        """A fork of the zygote that has imported this backend's framework (harness/execution/zygote.py),
+        or a fresh interpreter where there is none (CONVDIFF_ZYGOTE=0, or forking failed before)."""
         to_w_r, to_w_w = os.pipe()
         from_w_r, from_w_w = os.pipe()
         log = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the worker; closed in stop()
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "harness.execution.worker", self.backend, self.device, str(to_w_r), str(from_w_w)],
-            pass_fds=(to_w_r, from_w_w), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-            env=env, cwd=os.getcwd(),
-        )
+        proc: Any = None
+        zygote = None if self.fresh_only else zygote_for(preload(self.backend))
+        if zygote is not None:
+            proc = zygote.fork(self.backend, self.device, (to_w_r, from_w_w, log.fileno()), env)
+        if proc is None:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "harness.execution.worker", self.backend, self.device, str(to_w_r), str(from_w_w)],
+                pass_fds=(to_w_r, from_w_w), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                env=env, cwd=os.getcwd(),
+            )
         os.close(to_w_r)
         os.close(from_w_w)
         return proc, Connection(from_w_r, writable=False), Connection(to_w_w, readable=False), log, time.monotonic()
@@ -141,6 +167,11 @@ class Worker:
         except (EOFError, OSError):
             if self.proc is not None and self.proc.poll() is None:
                 self.proc.kill()
+            if isinstance(self.proc, Forked) and not self.fresh_only:  # forking this framework failed: start fresh
+                self.kill()
+                self.fresh_only = True
+                self._stop_spare()
+                return self.ready()
             self.reason = f"worker did not start ({_death(self._exit_code())}){self._last_log_line()}"
             self.kill()
             return False
@@ -302,8 +333,7 @@ class WarmPool:
 
     @staticmethod
     def key(backend: str, device: str) -> tuple:
-        env = tuple(sorted((k, v) for k, v in os.environ.items() if not k.startswith("PYTEST_")))
-        return backend, device, os.getcwd(), hash(env)
+        return backend, device, os.getcwd(), environment_key()
 
     def take(self, backend: str, device: str) -> Worker | None:
         key = self.key(backend, device)

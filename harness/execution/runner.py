@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.execution.pool import POOL, Worker, release
+from harness.execution.pool import POOL, Worker, prestart, release
 from harness.execution.prefetch import MAX_AHEAD, Prefetch
 from harness.execution.records import Record
 from harness.model.case import Case
@@ -72,6 +72,7 @@ class Lane:
         self.workers = [POOL.take(b, d) or Worker(b, d) for b, d in targets]  # warm ones where kept (pytest)
 
     def start(self, info: RunInfo) -> None:
+        prestart([w.backend for w in self.workers if w.proc is None])  # their frameworks import side by side
         for w in self.workers:
             if w.proc is None:
                 w.launch()

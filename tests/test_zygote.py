@@ -1,0 +1,64 @@
+"""Workers forked from a zygote (harness/execution/zygote.py) compute what fresh interpreters compute,
+report a crash with its signal, restart by forking, and fall back to a fresh interpreter where forking fails."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.execution import pool, zygote
+from harness.execution.pool import Worker
+from harness.execution.zygote import Forked
+from harness.numerics.inputs import make_inputs
+from tests.helpers import make_case, run_on
+
+CASES = [make_case(id="c2d", op="conv2d", in_channels=4, out_channels=6, input_size=7, kernel_size=3, stride=2,
+                   padding=[[1, 0], [0, 2]], bias=True),
+         make_case(id="t1d", op="conv_transpose1d", in_channels=4, out_channels=4, input_size=6, kernel_size=3,
+                   stride=2, output_padding=1, groups=2, epilogue=["scale", "relu"]),
+         make_case(id="q2d", op="conv2d", in_channels=4, out_channels=2, input_size=5, kernel_size=2, dtype="uint8",
+                   quant={"range": "narrow"})]
+BACKENDS = ["torch", "torch-ao-fbgemm", "tensorflow", "onnxruntime"]
+
+
+def _view(records: list) -> dict:
+    return {(r.case_id, r.backend): (r.status, r.max_abs_err, r.bound_ratio, r.diagnosis, r.message, r.translation)
+            for r in records}
+
+
+def test_forked_workers_give_the_records_fresh_interpreters_give(monkeypatch: pytest.MonkeyPatch) -> None:
+    forked = _view(run_on(CASES, BACKENDS))
+    monkeypatch.setenv(zygote.ZYGOTE_ENV, "0")
+    fresh = _view(run_on(CASES, BACKENDS))
+    assert forked == fresh and len(fresh) == len(CASES) * len(BACKENDS)
+    assert {s for s, *_ in fresh.values()} >= {"pass", "unsupported"}
+
+
+def test_a_crash_is_reported_with_its_signal_and_the_restart_is_a_fork() -> None:
+    w = Worker("fault:segfault", "cpu")
+    inputs = make_inputs(CASES[0])
+    try:
+        assert w.ready() and isinstance(w.proc, Forked)
+        w.submit(CASES[0], inputs)
+        w.submit(CASES[0], inputs)
+        first = w.collect(60)
+        assert first["status"] == "crash" and "SIGSEGV" in first["message"]
+        second = w.collect(60)  # on a restarted worker: forked again, with a forked spare beside it
+        assert second["status"] == "crash" and "SIGSEGV" in second["message"] and w.restarts == 1
+        assert w.spare is not None and isinstance(w.spare[0], Forked)
+    finally:
+        w.stop()
+
+
+def test_a_zygote_whose_forks_die_leaves_the_worker_to_a_fresh_interpreter(monkeypatch: pytest.MonkeyPatch) -> None:
+    """tests/zygote_fork_dies.py makes every fork of the process that imported it exit at once (before the
+    worker could greet): the worker then starts as a fresh interpreter and works."""
+    monkeypatch.setattr(pool, "preload", lambda backend: ("tests.zygote_fork_dies",))
+    monkeypatch.setenv("CONVDIFF_TEST_FORK_DIES", "1")  # a zygote of its own (the key includes the environment)
+    w = Worker("torch", "cpu")
+    try:
+        assert w.ready(), w.reason
+        assert w.fresh_only and not isinstance(w.proc, Forked)
+        w.submit(CASES[0], make_inputs(CASES[0]))
+        assert w.collect(120)["status"] == "ok"
+    finally:
+        w.stop()
