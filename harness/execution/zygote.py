@@ -15,9 +15,9 @@ the zygote answers ("spawned", pid). When a child exits the zygote reaps it and 
 returncode), returncode as subprocess gives it (-N for a signal). The controller's `Forked` stands in for
 subprocess.Popen (poll, wait, kill, pid), killing through a pidfd so that a reused pid is never hit.
 
-A zygote is keyed by what it imported and the whole environment: variables such as
-TF_ENABLE_ONEDNN_OPTS are read at import, so a worker is only forked from a zygote started under its
-own environment. CONVDIFF_ZYGOTE=0 turns forking off (every worker a fresh interpreter, as before); a
+A zygote is keyed by what it imported, the whole environment and the caller's CPU affinity: variables
+such as TF_ENABLE_ONEDNN_OPTS, and the CPUs a process may use (XLA sizes its pool from them), are read
+at import, so a worker is only forked from a zygote started under its own. CONVDIFF_ZYGOTE=0 turns forking off (every worker a fresh interpreter, as before); a
 zygote that fails to start, or whose child dies before greeting, makes its backends start fresh.
 """
 
@@ -94,10 +94,15 @@ def _reap(sock: socket.socket) -> None:
             _send(sock, ("exited", pid, code))
 
 
-def serve(sock_fd: int, modules: list[str]) -> None:
-    """`python -m harness.execution.zygote FD MODULE...`: import, greet, then fork on request."""
+def serve(sock_fd: int, cpus: set[int], modules: list[str]) -> None:
+    """`python -m harness.execution.zygote FD CPUS MODULE...`: import, greet, then fork on request.
+
+    CPUS (comma-separated) is the affinity of the thread that asked for the zygote, set before any
+    import: a fresh interpreter inherits its launcher's, and frameworks size their pools from it at
+    import (XLA's CPU client does), so a worker forked from here sees what a fresh one would."""
     from harness.execution.worker import die_with_parent
 
+    os.sched_setaffinity(0, cpus)
     die_with_parent()  # and each child dies with this process (its own die_with_parent)
     sock = socket.socket(fileno=sock_fd)
     failed = {}
@@ -135,11 +140,12 @@ def serve(sock_fd: int, modules: list[str]) -> None:
 class Zygote:
     """One template process (the controller's child) and the statuses of the workers it forked."""
 
-    def __init__(self, modules: tuple[str, ...]) -> None:
+    def __init__(self, modules: tuple[str, ...], cpus: frozenset[int]) -> None:
         self.modules = modules
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "harness.execution.zygote", str(theirs.fileno()), *modules],
+            [sys.executable, "-m", "harness.execution.zygote", str(theirs.fileno()),
+             ",".join(map(str, sorted(cpus))), *modules],
             pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL, cwd=os.getcwd(), env={**os.environ, "PYTHONUNBUFFERED": "1"})
         theirs.close()
@@ -292,8 +298,10 @@ _STARTER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="zygote-starter"
 
 
 def environment_key() -> int:
-    """The environment a process starts under, less pytest's per-test bookkeeping (PYTEST_*)."""
-    return hash(tuple(sorted((k, v) for k, v in os.environ.items() if not k.startswith("PYTEST_"))))
+    """What a process starts under: the environment, less pytest's per-test bookkeeping (PYTEST_*),
+    and the calling thread's CPU affinity (which a launched process inherits)."""
+    env = tuple(sorted((k, v) for k, v in os.environ.items() if not k.startswith("PYTEST_")))
+    return hash((env, frozenset(os.sched_getaffinity(0))))
 
 
 def zygote_for(modules: tuple[str, ...]) -> Zygote | None:
@@ -301,13 +309,14 @@ def zygote_for(modules: tuple[str, ...]) -> Zygote | None:
     if not modules or not enabled():
         return None
     key = (modules, environment_key())
+    cpus = frozenset(os.sched_getaffinity(0))  # the caller's; the starter thread's may differ
     with _LOCK:
         if not _ZYGOTES:
             atexit.register(close_all)
         z = _ZYGOTES.get(key)
         if z is None or not z.alive:
             try:
-                z = _ZYGOTES[key] = _STARTER.submit(Zygote, modules).result()
+                z = _ZYGOTES[key] = _STARTER.submit(Zygote, modules, cpus).result()
             except OSError:
                 return None
     return z
@@ -322,4 +331,4 @@ def close_all() -> None:
 
 
 if __name__ == "__main__":
-    serve(int(sys.argv[1]), sys.argv[2:])
+    serve(int(sys.argv[1]), {int(c) for c in sys.argv[2].split(",")}, sys.argv[3:])
