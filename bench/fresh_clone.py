@@ -12,7 +12,9 @@ empty directory, the state `rm -rf .convdiff-cache` leaves:
 
 Then, per backend, ms per result cold -> warm (the records' `duration_s`: the worker's time on the
 case; a batched build's time is in its prepare, before the cases, and in the wall figures only),
-and whether any status differs between the cold and the warm run (it must not).
+and whether any status differs between the cold and the warm run (it must not); and where `make test`'s
+time goes: the summed item time (setup, call, teardown, from pytest's JUnit XML) per test module and per
+case target, largest first.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import xml.etree.ElementTree as ET
 from collections import defaultdict
 from pathlib import Path
 
@@ -50,6 +53,22 @@ def records(out: Path) -> dict[tuple, tuple[str, float]]:
     return got
 
 
+def test_time_by_group(junit: Path) -> list[tuple[str, float, int]]:
+    """Summed item seconds per test module (tests/...) or per case target (`...@<backend>-<device>`)."""
+    groups: dict[str, list[float]] = defaultdict(lambda: [0.0, 0])
+    for case in ET.parse(junit).iter("testcase"):
+        name, cls = case.get("name", ""), case.get("classname", "")
+        target = re.search(r"\[([^\]]+)\]", name)
+        if cls.startswith("cases") and target:
+            key = f"cases @ {target.group(1)}"
+        else:  # tests.test_x or tests.test_x.TestClass -> tests.test_x
+            parts = cls.split(".")
+            key = ".".join(parts[:next((i + 1 for i, p in enumerate(parts) if p.startswith("test_")), len(parts))])
+        groups[key][0] += float(case.get("time") or 0.0)
+        groups[key][1] += 1
+    return sorted(((k, t, int(n)) for k, (t, n) in groups.items()), key=lambda g: -g[1])
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sample", type=int, default=16, help="make run's SAMPLE (--compiled-sample)")
@@ -60,8 +79,9 @@ def main() -> int:
            "--compiled-sample", str(args.sample), "--out"]
     cold = timed([*run, str(tmp / "cold")], tmp / "cache", tmp / "cold.log")
     warm = timed([*run, str(tmp / "warm")], tmp / "cache", tmp / "warm.log")
-    test = None if args.skip_test else timed([sys.executable, "-m", "pytest", *TEST_ARGS], tmp / "test-cache",
-                                             tmp / "test.log")
+    junit = tmp / "test.xml"
+    test = None if args.skip_test else timed([sys.executable, "-m", "pytest", *TEST_ARGS, f"--junitxml={junit}"],
+                                             tmp / "test-cache", tmp / "test.log")
     a, b = records(tmp / "cold"), records(tmp / "warm")
     per: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0])
     for key, (_, secs) in a.items():
@@ -75,6 +95,12 @@ def main() -> int:
         tail = (tmp / "test.log").read_text().strip().splitlines()[-1:] or [""]
         inner = re.search(r"in ([0-9.]+)s", tail[0])
         print(f"make test: {test:.0f} s wall ({inner.group(1) if inner else '?'} s in pytest): {tail[0]}")
+        if junit.exists():
+            groups = test_time_by_group(junit)
+            total = sum(t for _, t, _ in groups) or 1.0
+            print(f"  item time {total:.0f} s over {len(groups)} groups; the largest:")
+            for key, secs, n in groups[:20]:
+                print(f"  {key:50s} {n:5d} items {secs:7.1f} s {100 * secs / total:5.1f}%")
     print(f"\n{'backend':34s} {'results':>7s} {'cold ms/result':>15s} {'warm ms/result':>15s}")
     for name, (c, w, n) in sorted(per.items(), key=lambda kv: -kv[1][0] / kv[1][2]):
         print(f"{name:34s} {n:7d} {1000 * c / n:15.0f} {1000 * w / n:15.0f}")
