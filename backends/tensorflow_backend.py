@@ -360,6 +360,10 @@ class TensorFlowBackend(TFBase):
                    "that does not divide the channels cannot be stated"
         if case.op == "conv3d" and case.groups > 1:
             return "grouped conv3d: tf.nn.conv3d has no groups (filter in_channels must equal the input's)"
+        if case.geometry is None and nn_call(case, True).crop is not None:
+            return (f"{case.op}: tf.nn.{case.op.replace('_transpose', '')}_transpose takes no explicit padding; the "
+                    "adapter crops it after a VALID transpose, so an invalid case's padding would be judged by "
+                    "that crop, not by TensorFlow")
         return None
 
     def call(self, case: Case, x: Any, w: Any, b: Any, nc: bool,
