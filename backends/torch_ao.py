@@ -35,7 +35,7 @@ import numpy as np
 from backends.base import Backend, Capabilities, HostFact, Output, Rejected, Unsupported, first_line
 from backends.int8_probe import pair_sums
 from backends.onednn_probe import int8_conv_isa
-from backends.torch_backend import TorchBackend
+from backends.torch_backend import TorchBackend, invalid_padding_reason
 from harness.model.case import QUANT_DTYPES, Case
 from harness.numerics.inputs import Inputs
 
@@ -84,6 +84,8 @@ class TorchAoBackend(Backend):
     def supports(self, case: Case, device: str) -> str | None:
         if not case.quantized:
             return FLOAT_REASON
+        if reason := invalid_padding_reason(case):
+            return reason
         if case.dtype == "int8" and self.engine in QUINT8_ONLY:
             return (f"torch documents conv under {self.engine} with quint8 activations only: "
                     f"torch.ao.quantization.backend_config.{QUINT8_ONLY[self.engine]}() lists "

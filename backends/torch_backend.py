@@ -40,6 +40,17 @@ def gpu_driver() -> str:
         return "unknown"
 
 
+def invalid_padding_reason(case: Case) -> str | None:
+    """Why an invalid transposed case with asymmetric padding has no faithful torch call: torch's
+    transposed padding is symmetric, and the symmetric part plus a crop that expresses a valid case
+    would have the crop (an empty or reversed slice), not torch, judge an invalid one."""
+    if case.geometry is None and case.transpose and isinstance(case.padding, tuple) \
+            and any(b != a for b, a in case.padding):
+        return ("invalid transposed conv with asymmetric padding: torch's padding is symmetric, and the "
+                "min(before, after) + crop that states a valid case would judge this one, not torch")
+    return None
+
+
 class TorchBackend(Backend):
     name = "torch"
     framework = "torch"
@@ -116,6 +127,9 @@ class TorchBackend(Backend):
             return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16), name
         return t.numpy(), name
 
+    def supports(self, case: Case, device: str) -> str | None:
+        return invalid_padding_reason(case)
+
     # --- the call ------------------------------------------------------------
     def translate(self, case: Case) -> tuple[dict[str, Any], list[tuple[int, int]] | None, list[tuple[int, int]] | None, list[str]]:
         """kwargs for F.conv*, an input pad (F.pad pairs) and an output crop, plus notes."""
@@ -126,10 +140,16 @@ class TorchBackend(Backend):
         notes: list[str] = []
         if geo is None:  # invalid case: pass what the user wrote, let torch judge
             pads = case.padding if isinstance(case.padding, tuple) else ((0, 0),) * case.rank
-            kw["padding"] = tuple(p[0] for p in pads)
-            if case.transpose:
+            if case.transpose:  # asymmetric pairs: unsupported (invalid_padding_reason)
+                kw["padding"] = tuple(p[0] for p in pads)
                 kw["output_padding"] = case.output_padding
-            return kw, None, None, notes
+            elif all(b == a for b, a in pads):
+                kw["padding"] = tuple(p[0] for p in pads)
+            else:  # as a user writes asymmetric padding: F.pad, then torch judges the VALID conv
+                kw["padding"] = 0
+                pre_pad = list(pads)
+                notes.append("asymmetric padding: F.pad the input, then VALID convolution")
+            return kw, pre_pad, None, notes
         if not case.transpose:
             if case.padding == "valid" or (case.padding == "same" and all(s == 1 for s in case.stride)):
                 kw["padding"] = case.padding

@@ -34,6 +34,7 @@ from backends.artifacts import ArtifactCache, case_key, sources_digest
 from backends.base import Capabilities, Output, Rejected, first_line
 from backends.onnx import split
 from backends.onnx.onnxruntime_backend import OrtBase
+from backends.torch_backend import invalid_padding_reason
 from backends.torch_module import conv_module, epilogue_lines, module_plan, to_tensor
 from harness.model.case import EPILOGUE_OPS, Case
 from harness.numerics.inputs import Inputs
@@ -95,7 +96,7 @@ class TorchOnnxOrtBackend(OrtBase):
         return {**super().fingerprint(device), "torch": str(self.torch.__version__)}
 
     def supports(self, case: Case, device: str) -> str | None:
-        return self.runtime_reason(case, device)
+        return invalid_padding_reason(case) or self.runtime_reason(case, device)
 
     def export(self, case: Case, inputs: Inputs, cls: str, args: dict[str, Any], pre_pad: list | None,
                crop: list | None) -> bytes:

@@ -15,6 +15,7 @@ import numpy as np
 
 from backends import torch_epilogue
 from backends.base import Capabilities, Output, Rejected, first_line
+from backends.torch_backend import invalid_padding_reason
 from backends.torch_module import conv_module, epilogue_lines, module_plan, to_tensor
 from backends.tvm.cache import array_digest
 from backends.tvm.direct import TvmBase
@@ -33,6 +34,9 @@ class TvmTorchImportBackend(TvmBase):
                             "asymmetric transpose: symmetric then slice in forward"),
         layouts=("channels_first", "channels_last: movedim in forward (exact permutation)"),
     )
+
+    def supports(self, case: Case, device: str) -> str | None:
+        return invalid_padding_reason(case)
 
     def plan(self, case: Case) -> tuple[str, dict[str, Any], list | None, list | None, list[str], list[str]]:
         """Module class, its kwargs, input pad, output crop, translation lines and notes."""
