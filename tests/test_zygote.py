@@ -62,3 +62,31 @@ def test_a_zygote_whose_forks_die_leaves_the_worker_to_a_fresh_interpreter(monke
         assert w.collect(120)["status"] == "ok"
     finally:
         w.stop()
+
+
+def test_no_fork_while_another_thread_imports() -> None:
+    """A fork made while another thread holds a module's import lock would inherit it held forever:
+    the zygote waits until no other thread is inside an import (OpenVINO's telemetry thread was)."""
+    import importlib._bootstrap as bootstrap
+    import threading
+
+    from harness.execution.zygote import imports_quiet
+
+    lock = bootstrap._get_module_lock("convdiff_test_module_being_imported")
+    held, release = threading.Event(), threading.Event()
+
+    def importer() -> None:
+        lock.acquire()
+        held.set()
+        release.wait()
+        lock.release()
+
+    t = threading.Thread(target=importer)
+    t.start()
+    held.wait()
+    try:
+        assert imports_quiet(timeout=0.2) is False
+    finally:
+        release.set()
+        t.join()
+    assert imports_quiet(timeout=0.2) is True

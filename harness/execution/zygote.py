@@ -81,6 +81,23 @@ def _child(sock: socket.socket, request: tuple, fds: list[int]) -> None:
         os._exit(code)
 
 
+def imports_quiet(timeout: float = 30.0) -> bool:
+    """Wait until no other thread of this process is inside an import. A framework may leave a thread
+    working after its import (OpenVINO sends a telemetry event from a ThreadPoolExecutor): a fork made
+    while that thread holds a module's import lock inherits the lock held by a thread that does not
+    exist in the child, and the child's first import of that module waits forever (seen: a worker
+    stuck importing multiprocessing.util until the 300 s start deadline, then started fresh)."""
+    me = threading.get_ident()
+    deadline = time.monotonic() + timeout
+    while True:
+        locks = [ref() for ref in list(getattr(importlib._bootstrap, "_module_locks", {}).values())]
+        if not any(lk is not None and getattr(lk, "count", 0) and getattr(lk, "owner", me) != me for lk in locks):
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+
+
 def _reap(sock: socket.socket) -> None:
     while True:
         try:
@@ -106,7 +123,8 @@ def serve(sock_fd: int, cpus: set[int], modules: list[str]) -> None:
     die_with_parent()  # and each child dies with this process (its own die_with_parent)
     sock = socket.socket(fileno=sock_fd)
     failed = {}
-    for name in ["harness.execution.worker", "backends.registry", *modules]:
+    # multiprocessing.connection: what worker.main imports first, so that no fork has to import it
+    for name in ["harness.execution.worker", "backends.registry", "multiprocessing.connection", *modules]:
         try:
             importlib.import_module(name)
         except Exception as exc:  # noqa: BLE001 - the worker will meet it again and report it
@@ -128,6 +146,7 @@ def serve(sock_fd: int, cpus: set[int], modules: list[str]) -> None:
             size = int.from_bytes(buffer[:4], "little")
             request, buffer = pickle.loads(buffer[4:4 + size]), buffer[4 + size:]
             mine, fds = fds[:3], fds[3:]
+            imports_quiet()
             pid = os.fork()
             if pid == 0:
                 _child(sock, request, mine)
