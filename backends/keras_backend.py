@@ -124,6 +124,9 @@ class KerasBackend(TFBase):
             return "grouped transposed convolution: keras ConvNDTranspose has no groups argument"
         if max(case.stride) > 1 and max(case.dilation) > 1:
             return "keras conv layers: strides > 1 together with dilation_rate > 1 is not supported"
+        if case.geometry is None and layer_call(case, True).crop is not None:
+            return (f"{case.op}: keras ConvNDTranspose takes no explicit padding; the adapter crops it after "
+                    "'valid', so an invalid case's padding would be judged by that crop, not by Keras")
         return None
 
     def call(self, case: Case, x: Any, w: Any, b: Any, nc: bool,
