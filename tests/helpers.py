@@ -88,7 +88,9 @@ def run_scripts(records: Sequence[Record], scripts: Sequence[str], tmp_path) -> 
 
     Scripts that import the same frameworks are forked from one interpreter that imported them first
     (tests/script_fork.py): each still runs alone, as `python script.py` would, without paying the
-    framework import again. CONVDIFF_FORK_SCRIPTS=0 starts a fresh interpreter per script instead."""
+    framework import again; that interpreter is kept for the pytest process (`_script_server`), so each
+    set of frameworks is imported once per process rather than once per test module. CONVDIFF_FORK_SCRIPTS=0
+    starts a fresh interpreter per script instead."""
     import json
     import os
     import re
@@ -113,20 +115,79 @@ def run_scripts(records: Sequence[Record], scripts: Sequence[str], tmp_path) -> 
             return list(pool.map(one, paths))
     groups: dict[tuple[str, ...], list[int]] = {}
     for i, script in enumerate(scripts):
-        groups.setdefault(tuple(sorted(heavy_imports(script))), []).append(i)
+        groups.setdefault(tuple(heavy_imports(script)), []).append(i)
     results: list[tuple[int, str]] = [(-1, "") for _ in scripts]
-    runner = Path(__file__).with_name("script_fork.py")
-    for n, members in enumerate(groups.values()):
+    for n, (modules, members) in enumerate(groups.items()):
         jobs = [{"path": str(paths[i]), "out": f"{paths[i]}.out"} for i in members]
         jobs_file = tmp_path / f"scripts-{n}.json"
         jobs_file.write_text(json.dumps(jobs))
-        proc = subprocess.run([sys.executable, str(runner), str(jobs_file)], capture_output=True, text=True,
-                              timeout=300 * len(members))
-        codes = {d["i"]: d["rc"] for d in map(json.loads, re.findall(r"^\{.*\}$", proc.stdout, re.M))}
-        assert len(codes) == len(members), f"script runner failed ({proc.returncode}): {proc.stderr[-2000:]}"
+        codes = _script_server(modules).run(jobs_file, 300 * len(members))
+        assert len(codes) == len(members), f"script runner failed: {codes}"
         for k, i in enumerate(members):
             results[i] = (codes[k], Path(jobs[k]["out"]).read_text(errors="replace"))
     return results
+
+
+class _ScriptServer:
+    """tests/script_fork.py --serve for one ordered set of heavy modules, kept for the pytest process."""
+
+    def __init__(self, modules: tuple[str, ...]) -> None:
+        import subprocess
+        import sys
+        from pathlib import Path
+
+        runner = Path(__file__).with_name("script_fork.py")
+        self.proc = subprocess.Popen([sys.executable, str(runner), "--serve", *modules], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
+
+    def run(self, jobs_file, timeout: float) -> dict[int, int]:
+        """{job index: exit code} once the server says the file is done (a dead server: what came back)."""
+        import json
+        import threading
+
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        timer = threading.Timer(timeout, self.proc.kill)
+        timer.start()
+        codes: dict[int, int] = {}
+        try:
+            self.proc.stdin.write(f"{jobs_file}\n")
+            self.proc.stdin.flush()
+            for line in self.proc.stdout:
+                if line.startswith("{"):
+                    msg = json.loads(line)
+                    if "done" in msg:
+                        break
+                    codes[msg["i"]] = msg["rc"]
+        except (BrokenPipeError, ValueError):
+            pass
+        finally:
+            timer.cancel()
+        return codes
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+_SERVERS: dict[tuple[str, ...], _ScriptServer] = {}
+MAX_SCRIPT_SERVERS = 6  # each holds its frameworks imported (up to ~1 GB for TensorFlow)
+
+
+def _script_server(modules: tuple[str, ...]) -> _ScriptServer:
+    """The process's server for these modules (started on first use; the least recently used one is
+    closed beyond MAX_SCRIPT_SERVERS, and a dead one replaced)."""
+    import atexit
+
+    server = _SERVERS.pop(modules, None)
+    if server is None or server.proc.poll() is not None:
+        if not _SERVERS:
+            atexit.register(lambda: [s.close() for s in _SERVERS.values()])
+        server = _ScriptServer(modules)
+    _SERVERS[modules] = server  # most recently used last
+    while len(_SERVERS) > MAX_SCRIPT_SERVERS:
+        _SERVERS.pop(next(iter(_SERVERS))).close()
+    return server
 
 
 def assert_script_verdict(rec: Record, rc: int, out: str, where: str) -> None:

@@ -58,13 +58,15 @@ def _child(path: str, out: str) -> None:
     os._exit(code)
 
 
-def main(jobs_file: str, parallel: int = 2) -> None:
-    with open(jobs_file) as f:
-        jobs = json.load(f)
-    for module in dict.fromkeys(m for job in jobs for m in heavy_imports(Path(job["path"]).read_text())):
+def import_heavy(modules: list[str]) -> None:
+    for module in modules:
         with contextlib.suppress(Exception):  # the script meets the same failure and reports it
             importlib.import_module(module)
     sys.stdout.flush()
+
+
+def run_jobs(jobs: list[dict], parallel: int = 2) -> None:
+    """Fork one child per job, `parallel` at a time; one {"i", "rc"} line per finished job."""
     running: dict[int, tuple[int, float]] = {}  # pid -> (job index, start)
     queue = list(range(len(jobs)))
     while queue or running:
@@ -86,5 +88,27 @@ def main(jobs_file: str, parallel: int = 2) -> None:
         time.sleep(0.02)
 
 
+def main(jobs_file: str) -> None:
+    with open(jobs_file) as f:
+        jobs = json.load(f)
+    import_heavy(list(dict.fromkeys(m for job in jobs for m in heavy_imports(Path(job["path"]).read_text()))))
+    run_jobs(jobs)
+
+
+def serve(modules: list[str]) -> None:
+    """`--serve MOD...`: import the modules once, then for each jobs file named on stdin run its jobs and
+    print {"done": n}; ends at end of input. Kept by tests/helpers.py for the whole pytest process, so a
+    group of frameworks is imported once per process, not once per test module (each script is still a
+    fork of an interpreter that imported only its heavy modules)."""
+    import_heavy(modules)
+    for n, line in enumerate(sys.stdin):
+        with open(line.strip()) as f:
+            run_jobs(json.load(f))
+        print(json.dumps({"done": n}), flush=True)
+
+
 if __name__ == "__main__":
-    main(sys.argv[1])
+    if sys.argv[1] == "--serve":
+        serve(sys.argv[2:])
+    else:
+        main(sys.argv[1])

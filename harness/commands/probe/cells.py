@@ -23,7 +23,7 @@ import inspect
 import json
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -131,21 +131,27 @@ def cache_path(name: str, device: str, cells: Sequence[Case]) -> Path | None:
 
 
 def probe(names: Iterable[str], device: str = "cpu", cells: Sequence[Case] | None = None,
-          timeout: float = 120.0, show_progress: bool = False) -> tuple[dict[str, dict[str, Cell]], dict[str, str]]:
-    """({backend: {cell id: Cell}}, {backend: why it did not run}); cached results where they exist."""
+          timeout: float = 120.0, show_progress: bool = False,
+          select: Callable[[str, Case], bool] | None = None) -> tuple[dict[str, dict[str, Cell]], dict[str, str]]:
+    """({backend: {cell id: Cell}}, {backend: why it did not run}); cached results where they exist.
+    `select(backend, cell)`: which cells each backend measures (default: all of them)."""
     from harness.execution.runner import run_cases
     from harness.judge.verdict import Verdicts
 
     cells = list(cells or probe_cells())
+    mine = {name: [c for c in cells if select is None or select(name, c)] for name in names}
     results: dict[str, dict[str, Cell]] = {}
     skipped: dict[str, str] = {}
     todo = []
-    for name in names:
+    for name in mine:
         reason = get_backend(name).unavailable_reason()
         if reason:
             skipped[name] = reason
             continue
-        path = cache_path(name, device, cells)
+        if not mine[name]:
+            results[name] = {}
+            continue
+        path = cache_path(name, device, mine[name])
         if path is not None and path.exists():
             results[name] = {k: Cell(**v) for k, v in json.loads(path.read_text())["cells"].items()}
         else:
@@ -154,7 +160,7 @@ def probe(names: Iterable[str], device: str = "cpu", cells: Sequence[Case] | Non
         from harness.execution.progress import Progress
 
         found: dict[str, dict[str, Cell]] = {n: {} for n in todo}
-        progress = Progress({f"{n}-{device}": len(cells) for n in todo}) if show_progress else None
+        progress = Progress({f"{n}-{device}": len(mine[n]) for n in todo}) if show_progress else None
 
         def collect(rec: Record) -> None:
             found[rec.backend][rec.case_id] = classify(rec)
@@ -162,17 +168,20 @@ def probe(names: Iterable[str], device: str = "cpu", cells: Sequence[Case] | Non
                 progress.update(rec.status, f"{rec.backend}-{rec.device}")
 
         try:
-            info = run_cases(cells, [(n, device) for n in todo], collect, Verdicts(), timeout=timeout)
+            wanted = {n: {c.id for c in mine[n]} for n in todo}
+            info = run_cases([c for c in cells if any(c.id in ids for ids in wanted.values())],
+                             [(n, device) for n in todo], collect, Verdicts(), timeout=timeout,
+                             select=lambda n, c: c.id in wanted[n])
         finally:
             if progress is not None:
                 progress.close()
         for target, reason in info.skipped.items():
             skipped[target.rsplit("-", 1)[0]] = reason
         for name in todo:
-            if name in skipped or len(found[name]) != len(cells):
+            if name in skipped or len(found[name]) != len(mine[name]):
                 continue
             results[name] = found[name]
-            path = cache_path(name, device, cells)
+            path = cache_path(name, device, mine[name])
             if path is not None:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 doc = {"backend": name, "device": device, "version": get_backend(name).version(),
