@@ -52,3 +52,31 @@ def test_minimized_first_failure_is_no_larger_than_the_seed(bug, tmp_path):
 
 def test_minimal_id_is_a_valid_case_id_even_for_swept_cases():
     assert minimal_id("same_t1d_dilated[stride=2,padding=1:0]") == "same_t1d_dilated_stride_2_padding_1_0_min"
+
+
+def test_minimizer_does_not_drift_onto_a_known_issue(tmp_path):
+    """A failure no known issue explains is shrunk only through candidates that stay unexplained: with an
+    entry that explains the mutant's failure at one input channel, the minimized case keeps two or more
+    (without the entries, the same search reaches one channel: the drift this guards against)."""
+    from harness.judge.known_issues import load_known_issues
+
+    (tmp_path / "known_issues.yaml").write_text(
+        "issues:\n"
+        "  - id: explains-one-channel\n"
+        "    backend: 'mutant:ignore_output_padding'\n"
+        "    cases: {in_channels: 1}\n"
+        "    status: [mismatch, shape_mismatch]\n"
+        "    reason: a stand-in for a known issue that covers the smaller cases\n"
+        "    link: none found\n")
+    known = load_known_issues(tmp_path / "known_issues.yaml")
+    seed = make_case(id="seed3", op="conv_transpose2d", in_channels=3, out_channels=2, input_size=[2, 3],
+                     kernel_size=[2, 2], stride=[2, 1], padding=[1, 1], output_padding=[1, 0])
+    probe = Probe("mutant:ignore_output_padding", "cpu", timeout=60.0)
+    try:
+        drifted = minimize(seed, probe.backend, probe=probe)
+        kept = minimize(seed, probe.backend, probe=probe, known=known)
+    finally:
+        probe.stop()
+    assert drifted.case.in_channels == 1  # the entry would explain it: another finding than the seed's
+    assert kept.case.in_channels >= 2 and kept.record.unexpected and kept.record.known_issue is None
+    assert kept.record.status == drifted.record.status and kept.record.diagnosis == "ignore_output_padding"

@@ -24,6 +24,7 @@ from typing import Any
 from harness.execution.pool import Worker
 from harness.execution.records import Record
 from harness.execution.runner import oracle_for
+from harness.judge.known_issues import KnownIssues
 from harness.judge.verdict import judge, judge_case
 from harness.model.build import make_case
 from harness.model.case import Case
@@ -152,8 +153,11 @@ class Probe:
     `output`: the result judged (`out`, or a gradient: the case then runs its backward pass).
     """
 
-    def __init__(self, backend: str, device: str, timeout: float, output: str = "out") -> None:
-        self.backend, self.timeout, self.output = backend, timeout, output
+    known: KnownIssues | None = None  # judge candidates against these (minimize() keeps none they explain)
+
+    def __init__(self, backend: str, device: str, timeout: float, output: str = "out",
+                 known: KnownIssues | None = None) -> None:
+        self.backend, self.timeout, self.output, self.known = backend, timeout, output, known
         self.worker = Worker(backend, device)
         if not self.worker.ready():
             raise MinimizeError(f"{backend}-{device} cannot run: {self.worker.reason}")
@@ -166,8 +170,8 @@ class Probe:
         inputs = make_inputs(case)
         payload = self.worker.submit(case, inputs) or self.worker.collect(self.timeout)
         if self.output == "out":
-            return judge(case, self.backend, self.worker, payload, oracle_for(case, inputs), None, inputs)
-        records = judge_case(case, self.backend, self.worker, payload, oracle_for(case, inputs), None, inputs)
+            return judge(case, self.backend, self.worker, payload, oracle_for(case, inputs), self.known, inputs)
+        records = judge_case(case, self.backend, self.worker, payload, oracle_for(case, inputs), self.known, inputs)
         found = [r for r in records if r.output == self.output]
         if not found:  # e.g. grad_bias of a candidate without a bias: the failure does not persist
             return Record(case_id=case.id, file=case.file, op=case.op, params=case.params(), backend=self.backend,
@@ -187,14 +191,19 @@ def _build(f: Fields, case_id: str, file: str) -> Case | None:
 
 
 def minimize(case: Case, backend: str, device: str = "cpu", timeout: float = 60.0,
-             probe: Probe | None = None, output: str = "out") -> Minimized:
+             probe: Probe | None = None, output: str = "out", known: KnownIssues | None = None) -> Minimized:
     """The smallest case (greedy) with the same status and diagnosis as `case` on `backend`.
 
-    A caller that already holds a warm `probe` for the backend passes it (and stops it).
+    A caller that already holds a warm `probe` for the backend passes it (and stops it). With `known`
+    (or a probe holding them), a failure no known issue explains is shrunk only through candidates that
+    stay unexplained: a smaller case whose failure a known issue explains is another finding, not this one
+    (seed-28 fuzz: two minimized cases had drifted onto known float64 entries).
     """
     start = time.monotonic()
     own = probe is None
-    probe = probe or Probe(backend, device, timeout, output)
+    probe = probe or Probe(backend, device, timeout, output, known)
+    if known is not None:
+        probe.known = known
     tried0 = probe.tried
     try:
         first = probe.run(case)
@@ -202,6 +211,7 @@ def minimize(case: Case, backend: str, device: str = "cpu", timeout: float = 60.
             what = "" if probe.output == "out" else f" for {probe.output}"
             raise MinimizeError(f"{case.id} gives '{first.status}'{what} on {backend}-{device}: nothing to minimize")
         want = (first.status, first.diagnosis)
+        stay_unexplained = first.unexpected
         best, best_rec, fields = case, first, fields_of(case)
         for _ in range(MAX_PASSES):
             changed = False
@@ -211,7 +221,7 @@ def minimize(case: Case, backend: str, device: str = "cpu", timeout: float = 60.
                     if cand is None or case_size(cand) > case_size(best):
                         continue
                     rec = probe.run(cand)
-                    if (rec.status, rec.diagnosis) == want:
+                    if (rec.status, rec.diagnosis) == want and (rec.unexpected or not stay_unexplained):
                         best, best_rec, fields, changed = cand, rec, cand_fields, True
                         break  # smallest value that keeps the failure; the field gets another go next pass
             if not changed:

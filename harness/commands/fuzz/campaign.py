@@ -36,7 +36,7 @@ from harness.commands.fuzz.write import (
 from harness.commands.run_outputs import write_run_outputs
 from harness.execution.records import JsonlSink, Record
 from harness.execution.runner import Lane, RunInfo
-from harness.judge.known_issues import load_known_issues
+from harness.judge.known_issues import KnownIssues, load_known_issues
 from harness.judge.summary import format_table
 from harness.judge.verdict import Verdicts
 from harness.model.case import Case
@@ -154,7 +154,7 @@ def run_fuzz(args: argparse.Namespace, argv: list[str]) -> int:
         finally:
             sink.close()
         run_s = time.monotonic() - source.start
-        written = write_findings(args, findings, source.cases, info, lane)
+        written = write_findings(args, findings, source.cases, info, lane, known)
     finally:
         lane.stop()
         if cache_write is None:
@@ -177,7 +177,7 @@ def found_file(out: Path) -> Path:
 
 
 def write_findings(args: argparse.Namespace, findings: Findings, cases: dict[str, Case], info: RunInfo,
-                   lane: Lane) -> dict[tuple, dict[str, Any]]:
+                   lane: Lane, known: KnownIssues | None = None) -> dict[tuple, dict[str, Any]]:
     """Minimize each new signature's first failure and write case, stub and report; {signature: what was done}."""
     new: list[NewSignature] = sorted(findings.new.values(), key=lambda n: n.first_s)
     if not new:
@@ -186,7 +186,7 @@ def write_findings(args: argparse.Namespace, findings: Findings, cases: dict[str
     firsts = [n.first for n in new]
     workers = {w.backend: w for w in lane.workers}
     shrunk = shrink(firsts, cases, workers, args.minimize_budget, max(20.0, args.minimize_budget / len(new)),
-                    args.timeout)
+                    args.timeout, known)
     minimal = list({s.minimized.case.id: s.minimized.case for s in shrunk.values() if not isinstance(s, str)}.values())
     # every target's verdict on every minimal case (the reports' "other implementations" table)
     verdicts: dict[str, list[Record]] = {}

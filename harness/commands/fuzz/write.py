@@ -27,6 +27,7 @@ from harness.execution.host import cpu_facts, env_settings
 from harness.execution.pool import Worker
 from harness.execution.records import Record
 from harness.execution.runner import oracle_for
+from harness.judge.known_issues import KnownIssues
 from harness.judge.verdict import judge, judge_case
 from harness.model.case import Case
 from harness.model.schema import CASE_FIELDS, is_schema_default
@@ -58,7 +59,7 @@ class BudgetProbe(Probe):
         inputs = make_inputs(case)
         self.worker.submit(case, inputs)
         records = judge_case(case, self.backend, self.worker, self.worker.collect(self.timeout),
-                             oracle_for(case, inputs), None, inputs)
+                             oracle_for(case, inputs), self.known, inputs)
         same = [r for r in records if r.output == self.output]
         if same:
             return same[0]
@@ -73,7 +74,7 @@ class Shrunk:
 
 
 def shrink(records: list[Record], cases: dict[str, Case], workers: dict[str, Worker], budget_s: float,
-           per_case_s: float, timeout: float) -> dict[str, Shrunk | str]:
+           per_case_s: float, timeout: float, known: KnownIssues | None = None) -> dict[str, Shrunk | str]:
     """Minimize the first failing record of each new signature on the run's warm workers (one per
     backend): {case_id@backend: result, or why there is none}."""
     results: dict[str, Shrunk | str] = {}
@@ -84,6 +85,7 @@ def shrink(records: list[Record], cases: dict[str, Case], workers: dict[str, Wor
             results[key] = "minimization budget spent before this signature"
             continue
         probe = BudgetProbe(workers[rec.backend], timeout)
+        probe.known = known  # candidates a known issue explains are not this new finding
         probe.deadline, probe.output = min(stop, time.monotonic() + per_case_s), rec.output
         # the backend in the id: two backends failing on one generated case get two minimal cases
         case = dataclasses.replace(cases[rec.case_id], id=f"{rec.case_id}_{re.sub('[^a-z0-9]+', '_', rec.backend)}")
