@@ -201,7 +201,7 @@ def minimize(case: Case, backend: str, device: str = "cpu", timeout: float = 60.
     """
     start = time.monotonic()
     own = probe is None
-    probe = probe or Probe(backend, device, timeout, output, known)
+    probe = probe or Probe(backend, device, timeout, output)
     if known is not None:
         probe.known = known
     tried0 = probe.tried
