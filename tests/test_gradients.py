@@ -164,24 +164,17 @@ def test_minimize_keeps_a_gradient_failure(tmp_path):
 
 def test_torch_gradient_reproducers_agree_with_the_harness(tmp_path):
     """`convdiff repro --output grad_*` scripts (torch): same verdict, error and ratio as the records."""
-    import subprocess
-    import sys
-
     from reports.repro import script_for
 
-    from .helpers import assert_script_verdict
+    from .helpers import assert_script_verdict, run_scripts
 
     cases = [make_case(id="r1", **{**SEED, "bias": True, "layout": "channels_last"}),
              make_case(id="r2", **{**GROUPED, "op": "conv_transpose2d", "stride": 2, "output_padding": 1,
                                    "padding": [[1, 0], [0, 2]], "out_channels": 6})]
     recs = [r for r in run_on(cases, ["torch"]) if r.output != "out"]
     assert len(recs) == 6 and all(r.status == "pass" for r in recs)
-    for rec in recs:
-        path = tmp_path / f"{rec.case_id}_{rec.output}.py"
-        path.write_text(script_for(rec))
-        proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300)
-        out = proc.stdout + proc.stderr
-        assert_script_verdict(rec, proc.returncode, out, f"{rec.case_id} {rec.output}: {out[-600:]}")
+    for rec, (rc, out) in zip(recs, run_scripts(recs, [script_for(r) for r in recs], tmp_path)):
+        assert_script_verdict(rec, rc, out, f"{rec.case_id} {rec.output}: {out[-600:]}")
 
 
 # (case id, backend) -> the gradient whose script is run: the TF/Keras layout fallback (x rebound inside
@@ -204,11 +197,13 @@ def test_framework_gradient_reproducers_agree_with_the_harness(tmp_path):
              make_case(id="same_dil", op="conv2d", in_channels=2, out_channels=4, input_size=[7, 6], kernel_size=3,
                        dilation=2, padding="same", layout="channels_last", bias=True, gradients=True)]
     backends = sorted({b for _, b in FRAMEWORK_PICKS})
-    recs = [r for r in run_on(cases, backends) if FRAMEWORK_PICKS.get((r.case_id, r.backend)) == r.output]
+    everything = run_on(cases, backends)
+    recs = [r for r in everything if FRAMEWORK_PICKS.get((r.case_id, r.backend)) == r.output]
     assert len(recs) == len(FRAMEWORK_PICKS)
     runnable = []
     with pytest.raises(ReproUnavailable, match="unsupported"):  # paddle-output-size has no forward conv
-        script_for(next(r for r in run_on(cases[1:], ["paddle-output-size"]) if r.output == "grad_weight"))
+        script_for(next(r for r in everything if (r.case_id, r.backend, r.output)
+                        == ("same_dil", "paddle-output-size", "grad_weight")))
     for rec in recs:
         if rec.status == "rejected" and not rec.translation.strip():
             with pytest.raises(ReproUnavailable, match="no translation"):

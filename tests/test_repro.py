@@ -13,7 +13,7 @@ from harness.commands.cli import main
 from harness.execution.records import Record
 from harness.model.build import make_case
 from reports.repro import ReproUnavailable, script_for
-from tests.helpers import run_on
+from tests.helpers import run_on, run_scripts
 
 # under `make test` (--dist loadgroup) one xdist process runs this module: its module fixture is paid once
 pytestmark = pytest.mark.xdist_group("test_repro")
@@ -48,11 +48,11 @@ def test_scripts_reach_the_harness_verdict(records: list[Record], tmp_path: Path
     assert {"pass", "mismatch", "shape_mismatch"} <= statuses, statuses
     chosen = [r for r in records if r.backend in ("torch", "fault:nan")]
     chosen += [r for r in records if r.backend.startswith("mutant:") and r.status != "pass"]
-    for rec in chosen:
-        script = script_for(rec)
+    scripts = [script_for(rec) for rec in chosen]
+    for script in scripts:
         imports = [ln for ln in script.splitlines() if re.match(r"\s*(import|from) ", ln)]
         assert not any(re.search(r"\b(harness|backends|reports|convdiff|ml_dtypes)\b", ln) for ln in imports), imports
-        rc, out = run_script(script, tmp_path, f"{rec.case_id}_{rec.backend}")
+    for rec, (rc, out) in zip(chosen, run_scripts(chosen, scripts, tmp_path)):
         verdict = re.findall(r"^verdict: (\w+)$", out, re.M)
         assert verdict == [rec.status], f"{rec.case_id} on {rec.backend}: harness {rec.status}, script:\n{out}"
         assert rc == (0 if rec.status == "pass" else 1)

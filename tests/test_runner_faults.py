@@ -104,10 +104,10 @@ def test_killed_run_keeps_whole_lines_and_leaves_no_worker(tmp_path):
         pytest.skip("needs /proc to find the workers")
     out = tmp_path / "out"
     proc = subprocess.Popen([sys.executable, "-m", "harness.commands.cli", "run", "cases/conv2d.yaml", "cases/conv3d.yaml",
-                             "--backends", "fault:hang,torch", "--timeout", "4", "--out", str(out)],
+                             "--backends", "fault:hang,torch", "--timeout", "2", "--out", str(out)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     results = out / "results.jsonl"
-    deadline = time.monotonic() + 120  # each case waits out the hang's 4 s timeout: 5 lines in ~12 s
+    deadline = time.monotonic() + 120  # each hung case waits out its 2 s timeout: 5 lines in ~6 s
     while time.monotonic() < deadline and (not results.exists() or results.read_text().count("\n") < 5):
         time.sleep(0.1)
     workers = _children(proc.pid)

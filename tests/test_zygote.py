@@ -90,3 +90,32 @@ def test_no_fork_while_another_thread_imports() -> None:
         release.set()
         t.join()
     assert imports_quiet(timeout=0.2) is True
+
+
+def test_a_runtime_only_setting_reuses_the_zygote_and_reaches_the_worker(monkeypatch: pytest.MonkeyPatch,
+                                                                          tmp_path) -> None:
+    """CONVDIFF_PROFILE (RUNTIME_ONLY) changed between runs: the second worker is forked from the same
+    zygote (no second framework import) and still reads the new value (its profile lands in the new dir)."""
+    firsts = []
+    for n in (1, 2):
+        out = tmp_path / f"prof{n}"
+        out.mkdir()
+        monkeypatch.setenv("CONVDIFF_PROFILE", str(out))
+        w = Worker("torch", "cpu")
+        try:
+            assert w.ready(), w.reason
+            assert isinstance(w.proc, Forked)
+            firsts.append(w.proc.zygote)
+            w.submit(CASES[0], make_inputs(CASES[0]))
+            assert w.collect(120)["status"] == "ok"
+        finally:
+            w.stop()
+        assert [p.name.split("-")[1] for p in out.glob("worker-*.prof")] == ["torch"], list(out.iterdir())
+    assert firsts[0] is firsts[1]
+    monkeypatch.setenv("ONEDNN_VERBOSE", "0")  # a variable a framework may read at import: a zygote of its own
+    w = Worker("torch", "cpu")
+    try:
+        assert w.ready(), w.reason
+        assert isinstance(w.proc, Forked) and w.proc.zygote is not firsts[0]
+    finally:
+        w.stop()

@@ -17,7 +17,11 @@ subprocess.Popen (poll, wait, kill, pid), killing through a pidfd so that a reus
 
 A zygote is keyed by what it imported, the whole environment and the caller's CPU affinity: variables
 such as TF_ENABLE_ONEDNN_OPTS, and the CPUs a process may use (XLA sizes its pool from them), are read
-at import, so a worker is only forked from a zygote started under its own. CONVDIFF_ZYGOTE=0 turns forking off (every worker a fresh interpreter, as before); a
+at import, so a worker is only forked from a zygote started under its own. The exceptions are convdiff's
+own settings that only the worker reads, after the fork has given it the caller's environment
+(RUNTIME_ONLY: the artifact cache, its write policy, batching, TF32, profiling): a test or a fuzz
+campaign that changes one reuses the zygote instead of importing the framework again.
+CONVDIFF_ZYGOTE=0 turns forking off (every worker a fresh interpreter, as before); a
 zygote that fails to start, or whose child dies before greeting, makes its backends start fresh.
 """
 
@@ -316,10 +320,16 @@ _LOCK = threading.Lock()
 _STARTER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="zygote-starter")
 
 
+# convdiff's variables that nothing reads at import: the worker reads them at run time (backends/artifacts.py,
+# backends/tvm/cache.py, backends/torch_inductor.py, the TF32 switches, worker.py's profiler)
+RUNTIME_ONLY = frozenset({"CONVDIFF_CACHE", "CONVDIFF_CACHE_WRITE", "CONVDIFF_BATCH", "CONVDIFF_TF32",
+                          "CONVDIFF_PROFILE"})
+
+
 def environment_key() -> int:
-    """What a process starts under: the environment, less pytest's per-test bookkeeping (PYTEST_*),
-    and the calling thread's CPU affinity (which a launched process inherits)."""
-    env = tuple(sorted((k, v) for k, v in os.environ.items() if not k.startswith("PYTEST_")))
+    """What a process starts under: the environment, less pytest's per-test bookkeeping (PYTEST_*) and
+    RUNTIME_ONLY, and the calling thread's CPU affinity (which a launched process inherits)."""
+    env = tuple(sorted((k, v) for k, v in os.environ.items() if not k.startswith("PYTEST_") and k not in RUNTIME_ONLY))
     return hash((env, frozenset(os.sched_getaffinity(0))))
 
 
