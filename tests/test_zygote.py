@@ -119,3 +119,13 @@ def test_a_runtime_only_setting_reuses_the_zygote_and_reaches_the_worker(monkeyp
         assert isinstance(w.proc, Forked) and w.proc.zygote is not firsts[0]
     finally:
         w.stop()
+
+
+def test_a_warm_worker_is_not_reused_under_another_runtime_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A warm worker's setup has read CONVDIFF_CACHE (its artifact cache): the warm pool keys on the whole
+    environment, while the zygote, which has run no setup, ignores it."""
+    monkeypatch.setenv("CONVDIFF_CACHE", "/one")
+    pool_key, zygote_key = pool.WarmPool.key("torch", "cpu"), zygote.environment_key(zygote.RUNTIME_ONLY)
+    monkeypatch.setenv("CONVDIFF_CACHE", "/two")
+    assert pool.WarmPool.key("torch", "cpu") != pool_key
+    assert zygote.environment_key(zygote.RUNTIME_ONLY) == zygote_key

@@ -326,10 +326,11 @@ RUNTIME_ONLY = frozenset({"CONVDIFF_CACHE", "CONVDIFF_CACHE_WRITE", "CONVDIFF_BA
                           "CONVDIFF_PROFILE"})
 
 
-def environment_key() -> int:
+def environment_key(ignore: frozenset[str] = frozenset()) -> int:
     """What a process starts under: the environment, less pytest's per-test bookkeeping (PYTEST_*) and
-    RUNTIME_ONLY, and the calling thread's CPU affinity (which a launched process inherits)."""
-    env = tuple(sorted((k, v) for k, v in os.environ.items() if not k.startswith("PYTEST_") and k not in RUNTIME_ONLY))
+    `ignore`, and the calling thread's CPU affinity (which a launched process inherits). A zygote ignores
+    RUNTIME_ONLY; a warm worker (pool.WarmPool) does not: its setup has read them."""
+    env = tuple(sorted((k, v) for k, v in os.environ.items() if not k.startswith("PYTEST_") and k not in ignore))
     return hash((env, frozenset(os.sched_getaffinity(0))))
 
 
@@ -337,7 +338,7 @@ def zygote_for(modules: tuple[str, ...]) -> Zygote | None:
     """This process's zygote for `modules` under the current environment, started on first use."""
     if not modules or not enabled():
         return None
-    key = (modules, environment_key())
+    key = (modules, environment_key(RUNTIME_ONLY))
     cpus = frozenset(os.sched_getaffinity(0))  # the caller's; the starter thread's may differ
     with _LOCK:
         if not _ZYGOTES:
