@@ -78,6 +78,7 @@ MALFORMED = [
     ("defaults_id", "defaults:\n  id: x\ncases:\n" + GOOD, "2: defaults.id: not allowed in defaults"),
     ("defaults_bad_value", "defaults:\n  dilation: 0\ncases:\n" + GOOD, "2: dilation: must be >= 1, got 0"),
     ("non_string_key", "cases:\n  - 3: a\n", "2: 3: keys must be strings"),
+    ("control_character", "cases:\n  - id: a\x01\n", "2: yaml: unacceptable character #x0001: control characters are not allowed"),
 ]
 
 

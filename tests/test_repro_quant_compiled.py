@@ -49,7 +49,7 @@ def records() -> list[Record]:
 
 def test_scripts_reach_the_harness_verdict(records: list[Record], tmp_path: Path) -> None:
     assert len(records) == sum(len(b) for b in CHOSEN.values())
-    records = script_sample(records)
+    records = script_sample(records, per_backend=2)  # both verdict paths: a pass reports the kernel's rounding
     scripts = [script_for(r) for r in records]
     for rec, script in zip(records, scripts):
         imports = [ln for ln in script.splitlines() if re.match(r"\s*(import|from) ", ln)]
