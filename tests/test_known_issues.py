@@ -132,3 +132,25 @@ def test_bad_host_selector_is_a_one_line_input_error(tmp_path, host, field):
         write(tmp_path, HOST_ENTRY.replace("{host}", host))
     assert f": {field}: " in str(exc.value) and "\n" not in str(exc.value)
     assert str(exc.value).startswith(f"{tmp_path / 'known_issues.yaml'}:8:")
+
+
+def test_max_rel_err_bounds_what_an_entry_explains(tmp_path):
+    """A precise entry (a constant rounded to float32: rel_err <= 2^-24) explains small mismatches only; a
+    gross one on the same case goes to the next entry, or to none (unexpected)."""
+    small = ENTRY.format(backend="torch", cases="{op: conv_transpose1d}").replace("id: e", "id: small")
+    small = small.replace("    status: mismatch\n", "    status: mismatch\n    max_rel_err: 1.0e-6\n")
+    known = write(tmp_path, small)
+    assert known.match(CASE, "torch", "cpu", rel_err=6e-8).id == "small"
+    assert known.match(CASE, "torch", "cpu", rel_err=0.5) is None
+    assert known.match(CASE, "torch", "cpu").id == "small"  # no value error (a crash, a refusal): as before
+    known = write(tmp_path, small + ENTRY.format(backend="torch", cases="{op: conv_transpose1d}").replace("id: e", "id: any"))
+    assert known.match(CASE, "torch", "cpu", rel_err=0.5).id == "any"
+
+
+@pytest.mark.parametrize("value", ["-1", "0", "x", "true"])
+def test_bad_max_rel_err_is_a_one_line_input_error(tmp_path, value):
+    body = ENTRY.format(backend="torch", cases="{op: conv2d}").replace("    status: mismatch\n",
+                                                                       f"    status: mismatch\n    max_rel_err: {value}\n")
+    with pytest.raises(InputError) as err:
+        write(tmp_path, body)
+    assert str(err.value).endswith("max_rel_err: must be a number > 0") and ":6:" in str(err.value)  # issues: is line 1

@@ -117,3 +117,16 @@ def test_host_selected_known_issue_is_decided_by_the_live_host(corpus, this_host
         result.assert_outcomes(failed=1, xfailed=1)
     else:
         result.assert_outcomes(failed=2)
+
+
+def test_max_rel_err_entry_leaves_a_gross_mismatch_failing(corpus):
+    """One entry, max_rel_err 0.05, for two mutants on smoke_one: float16 accumulation (rel_err ~1e-3) is
+    its xfail, the flipped kernel (rel_err ~1) is a failure: the entry does not hide an error it cannot explain."""
+    known = KNOWN + ("  - id: small_error\n    backend: 'mutant:*'\n    cases: {case: smoke_one}\n    status: mismatch\n"
+                     "    max_rel_err: 0.05\n    reason: float16 accumulation\n    link: none\n")
+    corpus.path.joinpath("cases", "known_issues.yaml").write_text(known)
+    result = corpus.runpytest_subprocess("cases", "--backends", "mutant:low_precision_accumulation,mutant:flip_kernel",
+                                         "--tier", "smoke", "-k", "smoke_one", "-rxX")
+    result.assert_outcomes(failed=1, xfailed=1)
+    out = result.stdout.str()
+    assert "smoke_one on mutant:flip_kernel-cpu" in out and "XFAIL cases/conv2d.yaml::smoke_one[mutant:low_prec" in out

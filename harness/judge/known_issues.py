@@ -16,6 +16,11 @@ target's framework decided from it, read live in its worker, e.g. `host: {tf_one
 false}` or `host: {cpu_flags: {lacks: avx512_bf16}}`. A value is a scalar, a list of
 alternatives, {min, max}, or {has: X} / {lacks: X} for the list-valued cpu_flags. An
 entry with `host` never matches a target that does not report the fact.
+
+`max_rel_err` (optional) bounds what the entry explains: a mismatch whose relative error (the record's
+rel_err, max |err| / max |ref|) is larger is not this entry's, and the lookup goes on to the entries
+after it. For a precise mechanism (a constant rounded to float32 is off by at most 2^-24 of it), so that
+a gross error on the same cases is reported, not hidden behind the small one.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from harness.model.schema import CASE_FIELDS
 from harness.model.yamlmap import InputError, LineList, LineMap, load_yaml
 from harness.numerics.bound import accumulation_length
 
-ENTRY_FIELDS = ("id", "backend", "device", "host", "cases", "status", "reason", "link")
+ENTRY_FIELDS = ("id", "backend", "device", "host", "cases", "status", "max_rel_err", "reason", "link")
 SELECTOR_FIELDS = (*CASE_FIELDS, "file", "case", "when", "output")
 
 
@@ -85,6 +90,11 @@ class KnownIssue:
     link: str
     when: Any = None  # compiled predicate, or None
     host: dict[str, Any] = field(default_factory=dict)
+    max_rel_err: float | None = None  # the largest mismatch (rel_err) the entry explains; None: any
+
+    def explains(self, rel_err: float | None) -> bool:
+        """Whether a result with this relative error (None: not a value mismatch) is within the entry's reach."""
+        return self.max_rel_err is None or rel_err is None or rel_err <= self.max_rel_err
 
     def host_matches(self, facts: dict[str, Any]) -> bool:
         return all(key in facts and _match_fact(want, facts[key]) for key, want in self.host.items())
@@ -153,10 +163,12 @@ class KnownIssues:
         return found
 
     def match(self, case: Case, backend: str, device: str, host: dict[str, Any] | None = None,
-              output: str = "out") -> KnownIssue | None:
+              output: str = "out", rel_err: float | None = None) -> KnownIssue | None:
+        """The first entry for this result; `rel_err`: a mismatch's relative error (entries with a smaller
+        max_rel_err are passed over)."""
         params = case.params()  # once for every entry: asdict is most of a match's cost
         for entry in self.for_backend(backend):
-            if entry.matches(case, backend, device, host, output, params):
+            if entry.explains(rel_err) and entry.matches(case, backend, device, host, output, params):
                 return entry
         return None
 
@@ -219,10 +231,15 @@ def load_known_issues(path: str | Path) -> KnownIssues:
             except PredicateError as exc:
                 raise InputError(path, cases.lines["when"], "cases.when", str(exc)) from None
         host = _load_host(path, raw)
+        max_rel_err = raw.get("max_rel_err")
+        if max_rel_err is not None and (isinstance(max_rel_err, bool) or not isinstance(max_rel_err, (int, float))
+                                        or not max_rel_err > 0):
+            raise InputError(path, raw.lines["max_rel_err"], "max_rel_err", "must be a number > 0")
         entries.append(KnownIssue(
             id=str(raw["id"]), backend=[str(b) for b in _as_list(raw["backend"])],
             device=[str(d) for d in _as_list(raw.get("device") or [])], cases=dict(cases),
             status=statuses, reason=str(raw["reason"]), link=str(raw["link"]), when=when, host=host,
+            max_rel_err=None if max_rel_err is None else float(max_rel_err),
         ))
     return KnownIssues(entries)
 

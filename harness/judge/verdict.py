@@ -53,7 +53,8 @@ def judge(case: Case, backend: str, worker: Worker, payload: dict[str, Any],
         elif verdict.status in ("mismatch", "shape_mismatch") and inputs is not None:
             rec.diagnosis = diagnose(case, inputs, payload["array"], payload.get("tf32", False), oracle)
     if known is not None:
-        entry = known.match(case, backend, worker.device, merged(cpu_facts(), worker.host), output)
+        entry = known.match(case, backend, worker.device, merged(cpu_facts(), worker.host), output,
+                            rec.rel_err if rec.status == "mismatch" else None)
         if entry is not None:
             rec.known_issue, rec.known_status = entry.id, entry.status
     return rec
