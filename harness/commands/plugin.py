@@ -19,7 +19,7 @@ from backends.registry import UnknownBackend, get_backend, installed_backends, p
 from harness.execution.host import cpu_facts, merged
 from harness.execution.pool import POOL, Worker, release, stop_all
 from harness.execution.runner import gradient_oracle_for, oracle_for
-from harness.judge.known_issues import KnownIssue, KnownIssues, load_known_issues, mismatch_size
+from harness.judge.known_issues import KnownIssue, KnownIssues, load_known_issues
 from harness.judge.verdict import judge, judge_case
 from harness.model.case import Case
 from harness.model.loader import NOT_CASE_FILES, known_issues_dir, load_file
@@ -278,8 +278,7 @@ class CaseItem(pytest.Item):
             if rec.status == "mismatch" and any(e.max_rel_err is not None for e in self.known):
                 # as the run's judge: the first entry that explains an error this large decides
                 facts = merged(cpu_facts(), worker.host)
-                size = mismatch_size(rec.status, rec.rel_err)
-                entry = next((e for e in self.known if e.host_matches(facts) and e.explains(size)), None)
+                entry = next((e for e in self.known if e.host_matches(facts) and e.explains(rec.rel_err)), None)
                 known_status = entry.status if entry is not None else []
             cls = ExpectedDivergence if rec.status in known_status else AssertionError
             raise cls(rec.status)

@@ -194,14 +194,6 @@ class KnownIssues:
         return out
 
 
-def mismatch_size(status: str, rel_err: float | None) -> float | None:
-    """What `max_rel_err` is compared with: a mismatch's rel_err, infinite where the output is not finite
-    (the record holds None then); None for every other status."""
-    if status != "mismatch":
-        return None
-    return float("inf") if rel_err is None else rel_err
-
-
 def load_known_issues(path: str | Path) -> KnownIssues:
     path = str(path)
     if not Path(path).exists():

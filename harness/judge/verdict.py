@@ -14,7 +14,7 @@ from harness.execution.records import Record
 from harness.execution.runner import Prepared, gradient_oracle_for
 from harness.judge.diagnosis import diagnose  # at module level, not in judge: lanes are threads, and CPython
 from harness.judge.diagnosis_grad import diagnose_gradient  # 3.11's parser is not safe for two threads importing
-from harness.judge.known_issues import KnownIssues, mismatch_size
+from harness.judge.known_issues import KnownIssues
 from harness.model.case import Case
 from harness.numerics.compare import compare
 from harness.numerics.inputs import Inputs, make_inputs
@@ -54,7 +54,7 @@ def judge(case: Case, backend: str, worker: Worker, payload: dict[str, Any],
             rec.diagnosis = diagnose(case, inputs, payload["array"], payload.get("tf32", False), oracle)
     if known is not None:
         entry = known.match(case, backend, worker.device, merged(cpu_facts(), worker.host), output,
-                            mismatch_size(rec.status, rec.rel_err))
+                            rec.rel_err if rec.status == "mismatch" else None)
         if entry is not None:
             rec.known_issue, rec.known_status = entry.id, entry.status
     return rec
