@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from harness.judge.known_issues import load_known_issues
@@ -154,3 +155,27 @@ def test_bad_max_rel_err_is_a_one_line_input_error(tmp_path, value):
     with pytest.raises(InputError) as err:
         write(tmp_path, body)
     assert str(err.value).endswith("max_rel_err: must be a number > 0") and ":6:" in str(err.value)  # issues: is line 1
+
+
+def test_a_non_finite_output_is_beyond_every_max_rel_err(tmp_path):
+    """One NaN among correctly rounded elements: the finite elements' rel_err is ~2^-25, yet the record's error size is
+    infinite, so no max_rel_err entry explains it (the runner and the plugin both match on error_size)."""
+    from harness.execution.records import Record
+    from harness.numerics.compare import compare
+    from harness.numerics.inputs import make_inputs
+    from harness.numerics.oracle import reference
+
+    inputs = make_inputs(CASE)
+    ref, scale = reference(CASE, inputs.x, inputs.w, inputs.b)
+    out = ref.astype(CASE.dtype)
+    out.reshape(-1)[3] = np.nan
+    verdict = compare(CASE, out, CASE.dtype, ref, scale)
+    assert (verdict.status, verdict.nonfinite) == ("mismatch", 1) and verdict.rel_err < 1e-7
+    rec = Record("x", "f.yaml", CASE.op, {}, "torch", "0", "cpu", CASE.dtype, verdict.status,
+                 rel_err=verdict.rel_err, nonfinite=verdict.nonfinite)
+    assert rec.error_size == float("inf")
+    small = ENTRY.format(backend="torch", cases="{op: conv_transpose1d}").replace(
+        "    status: mismatch\n", "    status: mismatch\n    max_rel_err: 1.0e-6\n")
+    known = write(tmp_path, small)
+    assert known.match(CASE, "torch", "cpu", rel_err=rec.error_size) is None
+    assert known.match(CASE, "torch", "cpu", rel_err=verdict.rel_err) is not None  # the finite part alone fits

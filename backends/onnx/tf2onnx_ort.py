@@ -93,7 +93,7 @@ class Tf2OnnxOrtBackend(OrtBase):
         w_tf = np.ascontiguousarray(np.transpose(inputs.w, perm))
         record: dict[str, Any] = {}
 
-        @tf.function
+        @tf.function(autograph=False)  # straight-line body: the same graph, no converted source left in /tmp
         def fn(x: Any, *residuals: Any) -> Any:
             w = tf.constant(w_tf)
             b = None if inputs.b is None else tf.constant(inputs.b)

@@ -160,7 +160,7 @@ class TvmTfliteImportBackend(TvmBase):
 
         specs = [tf.TensorSpec(case.input_shape, tf.float32, name="x"),
                  *(tf.TensorSpec(case.output_shape, tf.float32, name=n) for n in names)]
-        fn = tf.function(body, input_signature=specs)
+        fn = tf.function(body, input_signature=specs, autograph=False)
         converter = tf.lite.TFLiteConverter.from_concrete_functions([fn.get_concrete_function()], fn)
         return converter.convert()
 

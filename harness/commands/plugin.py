@@ -278,7 +278,7 @@ class CaseItem(pytest.Item):
             if rec.status == "mismatch" and any(e.max_rel_err is not None for e in self.known):
                 # as the run's judge: the first entry that explains an error this large decides
                 facts = merged(cpu_facts(), worker.host)
-                entry = next((e for e in self.known if e.host_matches(facts) and e.explains(rec.rel_err)), None)
+                entry = next((e for e in self.known if e.host_matches(facts) and e.explains(rec.error_size)), None)
                 known_status = entry.status if entry is not None else []
             cls = ExpectedDivergence if rec.status in known_status else AssertionError
             raise cls(rec.status)

@@ -38,6 +38,15 @@ class Record:
     translation: str = ""
     where: dict[str, Any] | None = None
     known_status: list[str] = field(default_factory=list)
+    nonfinite: int = 0  # output elements NaN or inf where the reference is finite (rel_err covers the rest)
+
+    @property
+    def error_size(self) -> float | None:
+        """How large a mismatch is, for a known issue's max_rel_err: its rel_err, infinite when any output
+        element is non-finite, None when no value was compared (e.g. a wrong dtype)."""
+        if self.status != "mismatch":
+            return None
+        return math.inf if self.nonfinite else self.rel_err
 
     @property
     def unexpected(self) -> bool:

@@ -93,7 +93,8 @@ class KnownIssue:
     max_rel_err: float | None = None  # the largest mismatch (rel_err) the entry explains; None: any
 
     def explains(self, rel_err: float | None) -> bool:
-        """Whether a result with this relative error (None: not a value mismatch) is within the entry's reach."""
+        """Whether a result with this relative error is within the entry's reach (None: no values were compared,
+        e.g. a wrong dtype; inf: a non-finite output, which no max_rel_err entry explains)."""
         return self.max_rel_err is None or rel_err is None or rel_err <= self.max_rel_err
 
     def host_matches(self, facts: dict[str, Any]) -> bool:

@@ -46,7 +46,7 @@ def judge(case: Case, backend: str, worker: Worker, payload: dict[str, Any],
         verdict = compare(case, payload["array"], payload["dtype"], oracle[0], oracle[1], payload.get("tf32", False),
                           output, oracle[2] if len(oracle) > 2 else None,
                           payload.get("quant_rounding", "half_to_even"))
-        rec.status, rec.message, rec.where = verdict.status, verdict.message, verdict.where
+        rec.status, rec.message, rec.where, rec.nonfinite = verdict.status, verdict.message, verdict.where, verdict.nonfinite
         rec.max_abs_err, rec.rel_err, rec.bound_ratio = verdict.max_abs_err, verdict.rel_err, verdict.bound_ratio
         if verdict.status in ("mismatch", "shape_mismatch") and inputs is not None and output != "out":
             rec.diagnosis = diagnose_gradient(case, inputs, output, payload["array"], oracle)
@@ -54,7 +54,7 @@ def judge(case: Case, backend: str, worker: Worker, payload: dict[str, Any],
             rec.diagnosis = diagnose(case, inputs, payload["array"], payload.get("tf32", False), oracle)
     if known is not None:
         entry = known.match(case, backend, worker.device, merged(cpu_facts(), worker.host), output,
-                            rec.rel_err if rec.status == "mismatch" else None)
+                            rec.error_size)
         if entry is not None:
             rec.known_issue, rec.known_status = entry.id, entry.status
     return rec

@@ -24,6 +24,7 @@ class Verdict:
     bound_ratio: float | None = None
     message: str = ""
     where: dict[str, Any] | None = field(default=None)
+    nonfinite: int = 0  # output elements that are NaN or inf where the reference is finite
 
 
 def _ranges(indices: np.ndarray) -> str:
@@ -125,7 +126,7 @@ def compare(case: Case, out: np.ndarray, out_dtype: str, ref: np.ndarray, scale:
         kinds = "NaN" if np.isnan(out64).any() else "Inf"
         return Verdict("mismatch", max_err, _json_float(rel), None,
                        f"{nonfinite} non-finite output element(s) ({kinds}) where the reference is finite",
-                       locate(case, ratio, ~finite, output))
+                       locate(case, ratio, ~finite, output), nonfinite)
     worst = float(np.max(ratio)) if ratio.size else 0.0
     bad = ratio > 1.0
     if not bad.any():
