@@ -179,3 +179,17 @@ def test_a_non_finite_output_is_beyond_every_max_rel_err(tmp_path):
     known = write(tmp_path, small)
     assert known.match(CASE, "torch", "cpu", rel_err=rec.error_size) is None
     assert known.match(CASE, "torch", "cpu", rel_err=verdict.rel_err) is not None  # the finite part alone fits
+
+
+def test_an_invalid_case_is_matched_only_by_an_entry_that_predicts_an_invalid_outcome(tmp_path):
+    """A refusal entry (rejected) cannot explain anything of an invalid case, whose refusal is its pass: it does
+    not match it (no "now passes" noise), and the lookup goes on; an accepted_invalid entry does match it."""
+    invalid = make_case(id="bad", op="conv1d", in_channels=2, out_channels=2, input_size=2, kernel_size=5,
+                        expect="invalid", tags=["t"])
+    body = ENTRY.format(backend="torch", cases="{op: conv1d}").replace("    status: mismatch\n", "    status: rejected\n")
+    body += ENTRY.format(backend="torch", cases="{op: conv1d}").replace("id: e", "id: accepts").replace(
+        "    status: mismatch\n", "    status: [accepted_invalid, pass]\n")
+    known = write(tmp_path, body)
+    assert known.match(invalid, "torch", "cpu").id == "accepts"
+    valid = make_case(id="good", op="conv1d", in_channels=2, out_channels=2, input_size=7, kernel_size=3, tags=["t"])
+    assert known.match(valid, "torch", "cpu").id == "e"
