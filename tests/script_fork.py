@@ -1,8 +1,8 @@
 """Run standalone reproducer scripts, each in its own process, forked from one that imported their frameworks.
 
 Used by tests/helpers.py `run_scripts`: `python tests/script_fork.py JOBS.json`, where JOBS.json lists
-{"path", "out"} entries. This process imports the heavy modules the scripts import (nothing of convdiff),
-then forks one child per script (at most two at a time): the child chdirs beside its script, sends stdout
+{"path", "out"} entries. This process imports the heavy modules the scripts import (of convdiff only where
+inductor's caches go: `inductor_cache`), then forks one child per script (at most two at a time): the child chdirs beside its script, sends stdout
 and stderr to `out` and runs the script as __main__; its exit status is the script's (SystemExit's code, 1
 for an uncaught exception, -N for a signal), as a fresh `python script.py` would give. Each script still
 runs alone in a process of its own; only the framework import, which every script of a group repeats, is
@@ -62,7 +62,28 @@ def import_heavy(modules: list[str]) -> None:
     for module in modules:
         with contextlib.suppress(Exception):  # the script meets the same failure and reports it
             importlib.import_module(module)
+    if "torch" in sys.modules:
+        inductor_cache()
     sys.stdout.flush()
+
+
+def inductor_cache() -> None:
+    """Scripts that torch.compile keep inductor's caches where the torch-inductor worker keeps them
+    (`$CONVDIFF_CACHE/inductor/<ISA setting>`), not in inductor's default /tmp/torchinductor_<user>: so
+    `rm -rf .convdiff-cache` leaves the scripts cold too, a compile the worker already did for the same
+    graph is not repeated, and a cache written under one vector ISA is never read under another (inductor's
+    FX graph cache key leaves the ISA out: backends/torch_inductor.py cache_dir). An explicit
+    TORCHINDUCTOR_CACHE_DIR is kept; CONVDIFF_CACHE=off leaves inductor's default."""
+    if os.environ.get("TORCHINDUCTOR_CACHE_DIR"):
+        return
+    with contextlib.suppress(Exception):  # torch without inductor: the script reports what it meets
+        import torch
+
+        from backends.torch_inductor import cache_dir, isa_setting
+
+        root = cache_dir(isa_setting(torch))
+        if root is not None:
+            os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(root)
 
 
 def run_jobs(jobs: list[dict], parallel: int = 2) -> None:

@@ -88,19 +88,33 @@ def test_runs_under_xdist(corpus):
     result.assert_outcomes(passed=4)
 
 
-def test_loadgroup_runs_each_target_on_one_process(corpus):
+def test_loadgroup_runs_each_target_on_one_process(corpus, monkeypatch, tmp_path):
     """`make test`'s --dist loadgroup: all of a target's items on one xdist process, so its framework
-    is imported once (a pytest/pytest-xdist pair that drops the group, pytest-xdist#1386, fails here)."""
+    is imported once (a pytest/pytest-xdist pair that drops the group, pytest-xdist#1386, fails here), and
+    that process's batched build (Backend.prepare) gets every case of the target: each torch-onnx-ort model is
+    cut out of a batched export. xdist's worker processes read `dist` as "no" (the flag lives on as
+    option.loadgroup); a plugin that read only `dist` gave each process half the cases to build ahead, and
+    the rest exported one by one."""
+    from backends.onnx.torch_onnx_ort import TorchOnnxOrtBackend
+
+    onnx = not TorchOnnxOrtBackend().unavailable_reason() and __import__("importlib").util.find_spec("onnxruntime")
+    monkeypatch.setenv("CONVDIFF_CACHE", str(tmp_path / "cache"))
     corpus.path.joinpath("cases", "conv2d.yaml").write_text(CASES.replace("stride: [1, 2]", "stride: [1, 2, 3]"))
-    result = corpus.runpytest_subprocess("cases", "--backends", "torch,fault:nan", "--tier", "full", "-n", "2",
+    backends = "torch,fault:nan" + (",torch-onnx-ort" if onnx else "")
+    result = corpus.runpytest_subprocess("cases", "--backends", backends, "--tier", "full", "-n", "2",
                                          "-p", "xdist", "--dist", "loadgroup", "-v")
     ran: dict[str, set[str]] = {}
     for line in result.stdout.lines:  # "[gw0] [ 10%] PASSED cases/conv2d.yaml::smoke_one[torch-cpu]@torch-cpu"
         m = re.match(r"\[(gw\d+)\] .*::\S*\[([^\]]+)\]@", line)
         if m:
             ran.setdefault(m.group(2), set()).add(m.group(1))
-    assert set(ran) == {"torch-cpu", "fault:nan-cpu"} and all(len(v) == 1 for v in ran.values()), ran
+    want = {"torch-cpu", "fault:nan-cpu"} | ({"torch-onnx-ort-cpu"} if onnx else set())
+    assert set(ran) == want and all(len(v) == 1 for v in ran.values()), ran
     assert "@torch-cpu" in result.stdout.str()  # the group xdist schedules by, in the node id
+    if onnx:  # five cases: every model from the batched export
+        entries = [p for p in (tmp_path / "cache" / "torch-onnx").iterdir() if p.is_dir()]
+        assert len(entries) == 5 and all((p / "batched.txt").exists() for p in entries), sorted(
+            (p.name, sorted(f.name for f in p.iterdir())) for p in entries)
 
 
 @pytest.mark.parametrize("this_host", [True, False])

@@ -64,7 +64,10 @@ class ConvdiffState:
         self.collected: dict[Path, list[Case]] = {}  # every case seen, all tiers, per directory
         self.planned: dict[str, list[Case]] = {}  # target -> the cases of the items this process may run
         self.items_left: dict[str, int] = {}  # target -> its items not run yet (loadgroup: all run here)
-        self.grouped = config.getoption("dist", None) == "loadgroup"  # xdist: a target's items on one process
+        # xdist: a target's items on one process. In its worker processes xdist sets `dist` to "no" and
+        # leaves `--dist loadgroup` as option.loadgroup (xdist/remote.py setup_config).
+        self.grouped = (config.getoption("dist", None) == "loadgroup"
+                        or bool(getattr(config.option, "loadgroup", False)))
 
     def known_for(self, d: Path) -> KnownIssues:
         """The known_issues.yaml of a case directory, loaded once."""
