@@ -63,6 +63,10 @@ class Backend:
 
     name: str = ""
     framework: str = ""              # importable module name, also the distribution probe
+    # Heavy modules run() imports besides `framework` (an exporter, a converter, a second framework), in the
+    # order it imports them: the worker's zygote imports them too, so that neither a worker's start nor its
+    # restart after a crash pays their import again (harness/execution/zygote.py).
+    preload: tuple[str, ...] = ()
     distribution: str = ""           # PyPI distribution for the version (default: framework)
     devices: tuple[str, ...] = ("cpu", "cuda")
     test_only: bool = False

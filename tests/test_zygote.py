@@ -17,7 +17,8 @@ CASES = [make_case(id="c2d", op="conv2d", in_channels=4, out_channels=6, input_s
                    stride=2, output_padding=1, groups=2, epilogue=["scale", "relu"]),
          make_case(id="q2d", op="conv2d", in_channels=4, out_channels=2, input_size=5, kernel_size=2, dtype="uint8",
                    quant={"range": "narrow"})]
-BACKENDS = ["torch", "torch-ao-fbgemm", "tensorflow", "onnxruntime"]
+# paddle2onnx-ort: a zygote that preloads a second and a third framework (torch, paddle) and a converter
+BACKENDS = ["torch", "torch-ao-fbgemm", "tensorflow", "onnxruntime", "paddle2onnx-ort"]
 
 
 def _view(records: list) -> dict:
@@ -31,6 +32,22 @@ def test_forked_workers_give_the_records_fresh_interpreters_give(monkeypatch: py
     fresh = _view(run_on(CASES, BACKENDS))
     assert forked == fresh and len(fresh) == len(CASES) * len(BACKENDS)
     assert {s for s, *_ in fresh.values()} >= {"pass", "unsupported"}
+
+
+def test_preload_names_modules_that_exist() -> None:
+    """A zygote imports each installed backend's framework and `Backend.preload`: names that resolve (a
+    misspelt one would only fail quietly in the zygote and leave the import to every fork)."""
+    import importlib.util
+
+    from backends.registry import REAL_BACKENDS, get_backend
+
+    for name in REAL_BACKENDS:
+        adapter = get_backend(name)
+        if adapter.unavailable_reason() is None:
+            modules = pool.preload(name)
+            assert modules[0] == adapter.framework and len(set(modules)) == len(modules), name
+            missing = [m for m in modules if importlib.util.find_spec(m) is None]
+            assert not missing, (name, missing)
 
 
 def test_a_crash_is_reported_with_its_signal_and_the_restart_is_a_fork() -> None:

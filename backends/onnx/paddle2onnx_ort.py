@@ -52,6 +52,7 @@ def remove_stale_dirs() -> None:
 
 class Paddle2OnnxOrtBackend(OrtBase):
     """paddle.nn conv layer -> paddle.onnx.export (paddle2onnx, default opset) -> onnxruntime."""
+    preload = ("torch", "paddle", "paddle2onnx", "onnx")  # as run() meets them (imported before the fork)
     builds_per_case = True  # exports, converts or compiles a model per case (run --compiled-sample)
 
     name = "paddle2onnx-ort"

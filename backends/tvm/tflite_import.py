@@ -42,6 +42,7 @@ def tf_kernel_layout(case: Case) -> str:
 
 class TvmTfliteImportBackend(TvmBase):
     """TF convolution -> TFLite -> tvm.relax.frontend.tflite.from_tflite."""
+    preload = ("tflite", "tensorflow")  # the flatbuffer reader and the TFLite converter (imported before the fork)
 
     name = "tvm-tflite-import"
     epilogue_ops = TF_EPILOGUE_OPS  # tf ops in the converted function
