@@ -68,6 +68,9 @@ class TorchInductorBackend(TorchBackend):
 
     name = "torch-inductor"
     framework = "torch"
+    # dynamo and inductor's compiler (2 s of CPU a worker): imported before the fork; nothing in them reads
+    # TORCHINDUCTOR_CACHE_DIR at import (setup() sets it, inductor reads it at each use)
+    preload = ("torch._dynamo", "torch._inductor.compile_fx")
     devices = ("cpu", "cuda")
     epilogue_ops = EPILOGUE_OPS
     capabilities = Capabilities(

@@ -72,6 +72,7 @@ class TorchPt2eBackend(Backend):
 
     name = "torch-pt2e"
     framework = "torch"
+    preload = ("torch._dynamo", "torch._inductor.compile_fx")  # as torch-inductor (one zygote for both)
     devices = ("cpu",)
     builds_per_case = True
     quantized = ("PT2E: torch.export, torchao's X86InductorQuantizer with the case's pinned qparams, "

@@ -54,7 +54,7 @@ def converter_version() -> str:
 
 class TorchOnnxOrtBackend(OrtBase):
     """torch.nn module -> torch.onnx.export (default exporter, default opset) -> onnxruntime."""
-    preload = ("torch", "onnx")  # the exporter and the model splitter (zygote: imported before the fork)
+    preload = ("torch", "onnx", "torch._dynamo")  # the exporter (which meets dynamo) and the model splitter
     builds_per_case = True  # exports, converts or compiles a model per case (run --compiled-sample)
 
     name = "torch-onnx-ort"
