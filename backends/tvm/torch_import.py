@@ -27,7 +27,6 @@ class TvmTorchImportBackend(TvmBase):
     """torch.nn.ConvNd / ConvTransposeNd, exported and imported into Relax."""
 
     name = "tvm-torch-import"
-    preload = ("torch._dynamo",)  # torch.export's machinery (tvm's own import brings torch): before the fork
     epilogue_ops = EPILOGUE_OPS  # in the module's forward, imported with it
     capabilities = Capabilities(
         padding=("symmetric", "same (conv, stride 1)", "valid (conv)"),
