@@ -1,6 +1,7 @@
 """The framework's most direct way to express a probe cell, written here, apart from the adapters.
 
-tests/test_probe.py runs one of these in a subprocess (one framework per process) for every
+tests/test_probe.py runs one of these as a script in a process of its own (one framework per
+process, forked from an interpreter that imported it: tests/helpers.py run_named_scripts) for every
 cell an adapter declares `unsupported`: if the framework accepts the call and gives the
 oracle's answer, the declaration is wrong. Each script defines
 `direct(case, x, w, b) -> array in the case layout`, from the canonical case alone:

@@ -86,16 +86,26 @@ def script_sample(records: Sequence[Record], per_backend: int = 1) -> list[Recor
 
 
 def run_scripts(records: Sequence[Record], scripts: Sequence[str], tmp_path) -> list[tuple[int, str]]:
-    """Each reproducer in a process of its own, two at a time: (exit code, output).
+    """Each reproducer in a process of its own, two at a time: (exit code, output); see run_named_scripts."""
+    import re
+
+    # numbered: records may differ only in output
+    names = [f"{i:02d}_{re.sub(r'[^a-z0-9]+', '_', f'{rec.case_id}_{rec.backend}_{rec.output}'.lower())}"
+             for i, rec in enumerate(records)]
+    return run_named_scripts(list(zip(names, scripts)), tmp_path)
+
+
+def run_named_scripts(named: Sequence[tuple[str, str]], tmp_path) -> list[tuple[int, str]]:
+    """Each (file name, source) script in a process of its own, two at a time: (exit code, stdout and
+    stderr together).
 
     Scripts that import the same frameworks are forked from one interpreter that imported them first
     (tests/script_fork.py): each still runs alone, as `python script.py` would, without paying the
-    framework import again; that interpreter is kept for the pytest process (`_script_server`), so each
-    set of frameworks is imported once per process rather than once per test module. CONVDIFF_FORK_SCRIPTS=0
-    starts a fresh interpreter per script instead."""
+    framework import again; that interpreter is kept for the pytest process (`_script_server`), or for
+    the whole session under xdist, so each set of frameworks is imported once rather than once per test
+    module. CONVDIFF_FORK_SCRIPTS=0 starts a fresh interpreter per script instead."""
     import json
     import os
-    import re
     import subprocess
     import sys
     from concurrent.futures import ThreadPoolExecutor
@@ -104,8 +114,8 @@ def run_scripts(records: Sequence[Record], scripts: Sequence[str], tmp_path) -> 
     from tests.script_fork import heavy_imports
 
     paths = []
-    for i, (script, rec) in enumerate(zip(scripts, records)):  # numbered: records may differ only in output
-        path = tmp_path / f"{i:02d}_{re.sub(r'[^a-z0-9]+', '_', f'{rec.case_id}_{rec.backend}_{rec.output}'.lower())}.py"
+    for name, script in named:
+        path = tmp_path / f"{name}.py"
         path.write_text(script)
         paths.append(path)
     if os.environ.get("CONVDIFF_FORK_SCRIPTS", "1") == "0":
@@ -116,12 +126,12 @@ def run_scripts(records: Sequence[Record], scripts: Sequence[str], tmp_path) -> 
         with ThreadPoolExecutor(2) as pool:
             return list(pool.map(one, paths))
     groups: dict[tuple[str, ...], list[int]] = {}
-    for i, script in enumerate(scripts):
+    for i, (_, script) in enumerate(named):
         groups.setdefault(tuple(heavy_imports(script)), []).append(i)
-    results: list[tuple[int, str]] = [(-1, "") for _ in scripts]
-    for n, (modules, members) in enumerate(groups.items()):
+    results: list[tuple[int, str]] = [(-1, "") for _ in named]
+    for modules, members in groups.items():
         jobs = [{"path": str(paths[i]), "out": f"{paths[i]}.out"} for i in members]
-        jobs_file = tmp_path / f"scripts-{n}.json"
+        jobs_file = tmp_path / f"{named[members[0]][0]}.jobs.json"
         jobs_file.write_text(json.dumps(jobs))
         codes = _script_server(modules).run(jobs_file, 300 * len(members))
         assert len(codes) == len(members), f"script runner failed: {codes}"
@@ -131,22 +141,40 @@ def run_scripts(records: Sequence[Record], scripts: Sequence[str], tmp_path) -> 
 
 
 class _ScriptServer:
-    """tests/script_fork.py --serve for one ordered set of heavy modules, kept for the pytest process."""
+    """tests/script_fork.py --serve for one ordered set of heavy modules, kept for the pytest process; in
+    an xdist session (harness/execution/shared.py) the session's `--listen` server for the set, started by
+    whichever process asks first, so that the two processes of `make test` import each set once."""
 
     def __init__(self, modules: tuple[str, ...]) -> None:
+        import os
         import subprocess
         import sys
         from pathlib import Path
 
-        runner = Path(__file__).with_name("script_fork.py")
-        self.proc = subprocess.Popen([sys.executable, str(runner), "--serve", *modules], stdin=subprocess.PIPE,
+        from harness.execution import shared
+        from harness.execution.zygote import RUNTIME_ONLY
+
+        self.runner = [sys.executable, str(Path(__file__).with_name("script_fork.py"))]
+        self.modules = modules
+        self.shared = shared.directory()
+        self.proc: subprocess.Popen | None = None
+        if self.shared is not None:  # keyed as a zygote is: what the imports could read
+            env = sorted((k, v) for k, v in os.environ.items() if not k.startswith("PYTEST_") and k not in RUNTIME_ONLY)
+            self.key = shared.name("scripts", modules, env, sys.executable)
+            return
+        self.proc = subprocess.Popen([*self.runner, "--serve", *modules], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
+
+    def alive(self) -> bool:
+        return self.proc is None or self.proc.poll() is None
 
     def run(self, jobs_file, timeout: float) -> dict[int, int]:
         """{job index: exit code} once the server says the file is done (a dead server: what came back)."""
         import json
         import threading
 
+        if self.proc is None:
+            return self._run_shared(jobs_file, timeout)
         assert self.proc.stdin is not None and self.proc.stdout is not None
         timer = threading.Timer(timeout, self.proc.kill)
         timer.start()
@@ -166,8 +194,36 @@ class _ScriptServer:
             timer.cancel()
         return codes
 
+    def _run_shared(self, jobs_file, timeout: float) -> dict[int, int]:
+        import json
+        import subprocess
+
+        from harness.execution import shared
+
+        assert self.shared is not None
+        start = lambda path: subprocess.Popen([*self.runner, "--listen", str(path), *self.modules],  # noqa: E731
+                                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                              stderr=subprocess.DEVNULL, start_new_session=True)
+        sock = shared.connect_or_start(self.shared, self.key, start, lambda proc: proc.poll() is None, 300.0)
+        codes: dict[int, int] = {}
+        if sock is None:
+            return codes
+        sock.settimeout(timeout)
+        try:
+            with sock, sock.makefile("rw", buffering=1) as stream:
+                stream.write(f"{jobs_file}\n")
+                stream.flush()
+                for line in stream:
+                    msg = json.loads(line)
+                    if "done" in msg:
+                        break
+                    codes[msg["i"]] = msg["rc"]
+        except (OSError, ValueError):
+            pass
+        return codes
+
     def close(self) -> None:
-        if self.proc.poll() is None:
+        if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
 
@@ -178,11 +234,12 @@ MAX_SCRIPT_SERVERS = 6  # each holds its frameworks imported (up to ~1 GB for Te
 
 def _script_server(modules: tuple[str, ...]) -> _ScriptServer:
     """The process's server for these modules (started on first use; the least recently used one is
-    closed beyond MAX_SCRIPT_SERVERS, and a dead one replaced)."""
+    closed beyond MAX_SCRIPT_SERVERS, and a dead one replaced). A shared server is never closed by a
+    client: it leaves when idle (tests/script_fork.py IDLE_S)."""
     import atexit
 
     server = _SERVERS.pop(modules, None)
-    if server is None or server.proc.poll() is not None:
+    if server is None or not server.alive():
         if not _SERVERS:
             atexit.register(lambda: [s.close() for s in _SERVERS.values()])
         server = _ScriptServer(modules)

@@ -21,6 +21,7 @@ import signal
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 
 HEAVY = ("torch", "torchao", "tensorflow", "tf2onnx", "keras", "paddle", "paddle2onnx", "tvm", "jax",
@@ -35,6 +36,9 @@ def heavy_imports(source: str) -> list[str]:
 
 
 def _child(path: str, out: str) -> None:
+    for inherited in _INHERITED:
+        with contextlib.suppress(OSError):
+            os.close(inherited)
     fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     os.dup2(fd, 1)
     os.dup2(fd, 2)
@@ -86,8 +90,8 @@ def inductor_cache() -> None:
             os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(root)
 
 
-def run_jobs(jobs: list[dict], parallel: int = 2) -> None:
-    """Fork one child per job, `parallel` at a time; one {"i", "rc"} line per finished job."""
+def run_jobs(jobs: list[dict], parallel: int = 2, emit: Callable[[str], None] = print) -> None:
+    """Fork one child per job, `parallel` at a time; one {"i", "rc"} line per finished job (`emit`)."""
     running: dict[int, tuple[int, float]] = {}  # pid -> (job index, start)
     queue = list(range(len(jobs)))
     while queue or running:
@@ -105,7 +109,7 @@ def run_jobs(jobs: list[dict], parallel: int = 2) -> None:
             if done:
                 del running[pid]
                 rc = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
-                print(json.dumps({"i": i, "rc": rc}), flush=True)
+                emit(json.dumps({"i": i, "rc": rc}))
         time.sleep(0.02)
 
 
@@ -124,12 +128,66 @@ def serve(modules: list[str]) -> None:
     import_heavy(modules)
     for n, line in enumerate(sys.stdin):
         with open(line.strip()) as f:
-            run_jobs(json.load(f))
+            run_jobs(json.load(f), emit=lambda text: print(text, flush=True))
         print(json.dumps({"done": n}), flush=True)
+
+
+_INHERITED: list[int] = []  # the server's descriptors, closed in each script's process
+
+
+def _write(stream, text: str) -> None:
+    with contextlib.suppress(OSError):  # a client that went away: its scripts still finish and are reaped
+        stream.write(text + "\n")
+        stream.flush()
+
+
+IDLE_S = 300.0  # a shared server with no request for this long leaves (its frameworks' memory with it)
+
+
+def listen(sock_path: str, modules: list[str]) -> None:
+    """`--listen PATH MOD...`: the same, shared by the processes of one xdist session
+    (harness/execution/shared.py): once imported, it listens on PATH; each client connects, sends one
+    jobs file's path and reads the lines `serve` prints, one client at a time. It leaves when the
+    session's controller exits, or after IDLE_S without a request (a later request starts it again)."""
+    import select
+
+    from harness.execution import shared
+
+    path = Path(sock_path)
+    owner = shared.owner_fd(path.parent)
+    if owner is None:
+        return
+    import_heavy(modules)
+    listener = shared.listen(path)
+    last = time.monotonic()
+    while True:
+        readable, _, _ = select.select([listener, owner], [], [], 1.0)
+        if owner in readable:
+            return
+        if not readable:
+            if time.monotonic() - last < IDLE_S:
+                continue
+            with shared.claimed(path.parent, path.stem):  # no client is connecting meanwhile
+                if not select.select([listener], [], [], 0)[0]:
+                    path.unlink(missing_ok=True)
+                    return
+        client, _ = listener.accept()
+        with client, client.makefile("rw", buffering=1) as stream:
+            request = stream.readline().strip()
+            with contextlib.suppress(OSError, ValueError):
+                with open(request) as f:
+                    jobs = json.load(f)
+                _INHERITED[:] = [listener.fileno(), owner, client.fileno()]
+                run_jobs(jobs, emit=lambda text: _write(stream, text))
+                _write(stream, json.dumps({"done": 0}))
+        last = time.monotonic()
 
 
 if __name__ == "__main__":
     if sys.argv[1] == "--serve":
         serve(sys.argv[2:])
+    elif sys.argv[1] == "--listen":
+        listen(sys.argv[2], sys.argv[3:])
+        os._exit(0)  # a framework's teardown may wait on its threads
     else:
         main(sys.argv[1])

@@ -22,8 +22,6 @@ from __future__ import annotations
 import json
 import os
 import pickle
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -36,6 +34,7 @@ from harness.model.build import make_case
 from harness.model.case import OPS, Case
 
 from .direct_attempts import CONTROL, CONTROL_FOR, ROUTES, script
+from .helpers import run_named_scripts
 
 # under `make test` (--dist loadgroup) one xdist process runs this module: its module fixture is paid once
 pytestmark = pytest.mark.xdist_group("test_probe")
@@ -121,12 +120,15 @@ def test_declared_and_measured_agree(measured: dict[str, dict[str, Cell]]) -> No
 
 
 def _attempt(route: str, cases: list, tmp_path: Path) -> list[dict]:
+    """The route's direct attempt on `cases`, a script in a process of its own that imports its framework
+    and nothing else of ours but the oracle (forked from an interpreter that imported the same
+    framework: tests/helpers.py run_named_scripts)."""
     data = tmp_path / f"{route}.pkl"
     data.write_bytes(pickle.dumps(cases))
-    done = subprocess.run([sys.executable, "-c", script(route), str(ROOT), str(data)], capture_output=True,
-                          text=True, timeout=600, cwd=ROOT)
-    assert done.returncode == 0, f"{route}: the direct attempt itself failed:\n{done.stderr[-3000:]}"
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    source = f"import sys\nsys.argv[1:] = [{str(ROOT)!r}, {str(data)!r}]\n" + script(route)
+    [(rc, out)] = run_named_scripts([(f"direct_{route.replace('-', '_')}", source)], tmp_path)
+    assert rc == 0, f"{route}: the direct attempt itself failed:\n{out[-3000:]}"
+    return json.loads([line for line in out.splitlines() if line.startswith("[")][-1])
 
 
 def test_no_declared_unsupported_cell_is_expressible(measured: dict[str, dict[str, Cell]], tmp_path: Path) -> None:

@@ -88,7 +88,7 @@ def test_no_fork_while_another_thread_imports() -> None:
     import importlib._bootstrap as bootstrap
     import threading
 
-    from harness.execution.zygote import imports_quiet
+    from harness.execution.zygote_server import imports_quiet
 
     lock = bootstrap._get_module_lock("convdiff_test_module_being_imported")
     held, release = threading.Event(), threading.Event()

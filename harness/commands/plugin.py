@@ -148,6 +148,12 @@ class ConvdiffState:
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[STATE] = ConvdiffState(config)
     POOL.enabled = True  # test modules and case items share warm workers (harness/execution/pool.py)
+    from harness.execution import shared  # an xdist session's processes share their zygotes
+
+    if getattr(config, "workerinput", None) is not None:
+        shared.adopt()
+    elif config.getoption("numprocesses", None):
+        config.stash[SHARED] = shared.start_session()
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -172,9 +178,15 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     state = config.stash.get(STATE, None)
     if state is not None:
         state.close()
+    path = config.stash.get(SHARED, None)
+    if path is not None:
+        from harness.execution import shared
+
+        shared.end_session(path)
 
 
 STATE = pytest.StashKey[ConvdiffState]()
+SHARED = pytest.StashKey[Path]()
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

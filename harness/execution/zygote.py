@@ -8,6 +8,9 @@ worker is then a fork of it, ready in milliseconds, that imports nothing more an
 its own: a crash kills it alone, and what it computes is what a fresh interpreter computes (the import
 has no inputs; every case's state is set up after the fork).
 
+The zygote's process is harness/execution/zygote_server.py. Under pytest-xdist the session's processes
+share one zygote per key (harness/execution/shared.py): each connects to it instead of starting its own.
+
 Protocol: the controller and the zygote share a Unix socket. A request is a pickled
 (backend, device, environment, cwd) with three descriptors attached (the worker's request pipe, its reply
 pipe and its log); the zygote forks, the child takes the descriptors as its pipes and stdout/stderr, and
@@ -29,7 +32,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import importlib
 import os
 import pickle
 import select
@@ -40,7 +42,10 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
+
+from harness.execution import shared
 
 ZYGOTE_ENV = "CONVDIFF_ZYGOTE"  # 0 or off: every worker starts as a fresh interpreter
 START_TIMEOUT_S = 300.0
@@ -51,139 +56,48 @@ def enabled() -> bool:
     return os.environ.get(ZYGOTE_ENV, "1").lower() not in ("0", "off", "no")
 
 
-# ---- the zygote process ----------------------------------------------------------------------
-def _send(sock: socket.socket, msg: Any) -> None:
-    data = pickle.dumps(msg)
-    sock.sendall(len(data).to_bytes(4, "little") + data)
-
-
-def _child(sock: socket.socket, request: tuple, fds: list[int]) -> None:
-    backend, device, env, cwd = request
-    code = 1
-    try:
-        sock.close()
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        to_worker, from_worker, log = fds
-        os.dup2(log, 1)
-        os.dup2(log, 2)
-        os.close(log)
-        os.chdir(cwd)
-        os.environ.clear()
-        os.environ.update(env)
-        from harness.execution.worker import main
-
-        main([backend, device, str(to_worker), str(from_worker)])
-        code = 0
-    except BaseException:  # noqa: BLE001 - the controller sees the status and the log
-        import traceback
-
-        traceback.print_exc()
-    finally:
-        with contextlib.suppress(Exception):
-            sys.stdout.flush()
-            sys.stderr.flush()
-        os._exit(code)
-
-
-def imports_quiet(timeout: float = 30.0) -> bool:
-    """Wait until no other thread of this process is inside an import. A framework may leave a thread
-    working after its import (OpenVINO sends a telemetry event from a ThreadPoolExecutor): a fork made
-    while that thread holds a module's import lock inherits the lock held by a thread that does not
-    exist in the child, and the child's first import of that module waits forever (seen: a worker
-    stuck importing multiprocessing.util until the 300 s start deadline, then started fresh)."""
-    me = threading.get_ident()
-    deadline = time.monotonic() + timeout
-    while True:
-        locks = [ref() for ref in list(getattr(importlib._bootstrap, "_module_locks", {}).values())]
-        if not any(lk is not None and getattr(lk, "count", 0) and getattr(lk, "owner", me) != me for lk in locks):
-            return True
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-
-
-def _reap(sock: socket.socket) -> None:
-    while True:
-        try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-        code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
-        with contextlib.suppress(OSError):  # the controller may have closed the socket already
-            _send(sock, ("exited", pid, code))
-
-
-def serve(sock_fd: int, cpus: set[int], modules: list[str]) -> None:
-    """`python -m harness.execution.zygote FD CPUS MODULE...`: import, greet, then fork on request.
-
-    CPUS (comma-separated) is the affinity of the thread that asked for the zygote, set before any
-    import: a fresh interpreter inherits its launcher's, and frameworks size their pools from it at
-    import (XLA's CPU client does), so a worker forked from here sees what a fresh one would."""
-    from harness.execution.worker import die_with_parent
-
-    os.sched_setaffinity(0, cpus)
-    die_with_parent()  # and each child dies with this process (its own die_with_parent)
-    sock = socket.socket(fileno=sock_fd)
-    failed = {}
-    # multiprocessing.connection: what worker.main imports first, so that no fork has to import it
-    for name in ["harness.execution.worker", "backends.registry", "multiprocessing.connection", *modules]:
-        try:
-            importlib.import_module(name)
-        except Exception as exc:  # noqa: BLE001 - the worker will meet it again and report it
-            failed[name] = f"{type(exc).__name__}: {exc}"[:200]
-    _send(sock, ("ready", failed))
-    buffer, fds = b"", []
-    while True:
-        readable, _, _ = select.select([sock], [], [], 0.05)
-        _reap(sock)
-        if not readable:
-            continue
-        data, more, _, _ = socket.recv_fds(sock, 1 << 16, 3)
-        if not data:  # the controller is done (or gone): reap what has exited, then leave
-            time.sleep(0.05)
-            _reap(sock)
-            return
-        buffer, fds = buffer + data, fds + list(more)
-        while len(buffer) >= 4 and len(buffer) >= 4 + int.from_bytes(buffer[:4], "little"):
-            size = int.from_bytes(buffer[:4], "little")
-            request, buffer = pickle.loads(buffer[4:4 + size]), buffer[4 + size:]
-            mine, fds = fds[:3], fds[3:]
-            imports_quiet()
-            pid = os.fork()
-            if pid == 0:
-                _child(sock, request, mine)
-            for fd in mine:
-                os.close(fd)
-            _send(sock, ("spawned", pid))
-
-
 # ---- the controller's side -------------------------------------------------------------------
 class Zygote:
-    """One template process (the controller's child) and the statuses of the workers it forked."""
+    """One template process and the statuses of the workers it forked: the controller's child, or in an
+    xdist session (`shared`: the session's directory) the one the session shares for these modules under
+    this environment, started by whichever process asked first (harness/execution/shared.py)."""
 
-    def __init__(self, modules: tuple[str, ...], cpus: frozenset[int]) -> None:
+    def __init__(self, modules: tuple[str, ...], cpus: frozenset[int], shared_dir: Path | None = None) -> None:
         self.modules = modules
-        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "harness.execution.zygote", str(theirs.fileno()),
-             ",".join(map(str, sorted(cpus))), *modules],
-            pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, cwd=os.getcwd(), env={**os.environ, "PYTHONUNBUFFERED": "1"})
-        theirs.close()
-        self.sock = mine
+        self.proc: subprocess.Popen | None = None
+        self.sock: socket.socket | None = None
         self.lock = threading.Lock()   # one request at a time
         self.changed = threading.Condition()
         self.spawned: list[int] = []
         self.exited: dict[int, int] = {}
         self.ok: bool | None = None  # None until greeted
         self.alive = True
-        threading.Thread(target=self._read, daemon=True, name=f"zygote-{'+'.join(modules)}").start()
+        argv = [sys.executable, "-m", "harness.execution.zygote_server"]
+        options: dict[str, Any] = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL,
+                                   "cwd": os.getcwd(), "env": {**os.environ, "PYTHONUNBUFFERED": "1"}}
+        affinity = ",".join(map(str, sorted(cpus)))
+        if shared_dir is None:
+            mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.proc = subprocess.Popen([*argv, str(theirs.fileno()), affinity, *modules],
+                                         pass_fds=(theirs.fileno(),), **options)
+            theirs.close()
+            self.sock = mine
+            connect = None
+        else:
+            key = shared.name("zygote", modules, _environment(RUNTIME_ONLY), sorted(cpus), sys.executable)
 
-    def _read(self) -> None:
+            def connect() -> socket.socket | None:  # in the reader thread: a start waits for the import
+                return shared.connect_or_start(
+                    shared_dir, key, lambda path: subprocess.Popen([*argv, "--listen", str(path), affinity, *modules],
+                                                                   start_new_session=True, **options),
+                    lambda proc: proc.poll() is None, START_TIMEOUT_S)
+        threading.Thread(target=self._read, args=(connect,), daemon=True, name=f"zygote-{'+'.join(modules)}").start()
+
+    def _read(self, connect: Any) -> None:
         buffer = b""
-        while True:
+        if connect is not None:
+            self.sock = connect()
+        while self.sock is not None:
             try:
                 data = self.sock.recv(1 << 16)
             except OSError:
@@ -240,11 +154,15 @@ class Zygote:
             return self.exited.get(pid)
 
     def close(self) -> None:
-        """Close the socket (the zygote then reaps its last children and exits), then wait for it."""
-        with contextlib.suppress(OSError):
-            self.sock.shutdown(socket.SHUT_RDWR)
-        with contextlib.suppress(OSError):
-            self.sock.close()
+        """Close the socket (the zygote then reaps its last children and exits; a shared one kills this
+        process's workers and stays), then wait for a zygote of this process's own."""
+        if self.sock is not None:
+            with contextlib.suppress(OSError):
+                self.sock.shutdown(socket.SHUT_RDWR)
+            with contextlib.suppress(OSError):
+                self.sock.close()
+        if self.proc is None:
+            return
         try:
             self.proc.wait(2.0)
         except subprocess.TimeoutExpired:
@@ -326,12 +244,15 @@ RUNTIME_ONLY = frozenset({"CONVDIFF_CACHE", "CONVDIFF_CACHE_WRITE", "CONVDIFF_BA
                           "CONVDIFF_PROFILE"})
 
 
+def _environment(ignore: frozenset[str]) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((k, v) for k, v in os.environ.items() if not k.startswith("PYTEST_") and k not in ignore))
+
+
 def environment_key(ignore: frozenset[str] = frozenset()) -> int:
     """What a process starts under: the environment, less pytest's per-test bookkeeping (PYTEST_*) and
     `ignore`, and the calling thread's CPU affinity (which a launched process inherits). A zygote ignores
     RUNTIME_ONLY; a warm worker (pool.WarmPool) does not: its setup has read them."""
-    env = tuple(sorted((k, v) for k, v in os.environ.items() if not k.startswith("PYTEST_") and k not in ignore))
-    return hash((env, frozenset(os.sched_getaffinity(0))))
+    return hash((_environment(ignore), frozenset(os.sched_getaffinity(0))))
 
 
 def zygote_for(modules: tuple[str, ...]) -> Zygote | None:
@@ -346,7 +267,7 @@ def zygote_for(modules: tuple[str, ...]) -> Zygote | None:
         z = _ZYGOTES.get(key)
         if z is None or not z.alive:
             try:
-                z = _ZYGOTES[key] = _STARTER.submit(Zygote, modules, cpus).result()
+                z = _ZYGOTES[key] = _STARTER.submit(Zygote, modules, cpus, shared.directory()).result()
             except OSError:
                 return None
     return z
@@ -358,7 +279,3 @@ def close_all() -> None:
         _ZYGOTES.clear()
     for z in zygotes:
         z.close()
-
-
-if __name__ == "__main__":
-    serve(int(sys.argv[1]), {int(c) for c in sys.argv[2].split(",")}, sys.argv[3:])
