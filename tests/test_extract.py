@@ -38,9 +38,12 @@ EXPORT = textwrap.dedent("""
 
 
 def export_onnx(spec: str, shape: str, path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-c", EXPORT, spec, shape, str(path)], cwd=ROOT,
-                          capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    """The export in a process of its own (forked from an interpreter that imported torch: run_named_scripts)."""
+    from tests.helpers import run_named_scripts
+
+    source = f"import sys\nsys.argv[1:] = {[spec, shape, str(path)]!r}\nsys.path.insert(0, {str(ROOT)!r})\n" + EXPORT
+    [(rc, out)] = run_named_scripts([(f"export_{path.stem}", source)], path.parent)
+    assert rc == 0, out[-2000:]
 
 
 def configs(layers: list[LayerConv]) -> Counter:
