@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from harness.execution.records import Record
 from harness.execution.runner import run_cases
@@ -170,7 +171,6 @@ class _ScriptServer:
 
     def run(self, jobs_file, timeout: float) -> dict[int, int]:
         """{job index: exit code} once the server says the file is done (a dead server: what came back)."""
-        import json
         import threading
 
         if self.proc is None:
@@ -180,14 +180,7 @@ class _ScriptServer:
         timer.start()
         codes: dict[int, int] = {}
         try:
-            self.proc.stdin.write(f"{jobs_file}\n")
-            self.proc.stdin.flush()
-            for line in self.proc.stdout:
-                if line.startswith("{"):
-                    msg = json.loads(line)
-                    if "done" in msg:
-                        break
-                    codes[msg["i"]] = msg["rc"]
+            _ask(self.proc.stdin, self.proc.stdout, jobs_file, codes)
         except (BrokenPipeError, ValueError):
             pass
         finally:
@@ -195,7 +188,6 @@ class _ScriptServer:
         return codes
 
     def _run_shared(self, jobs_file, timeout: float) -> dict[int, int]:
-        import json
         import subprocess
 
         from harness.execution import shared
@@ -211,13 +203,7 @@ class _ScriptServer:
         sock.settimeout(timeout)
         try:
             with sock, sock.makefile("rw", buffering=1) as stream:
-                stream.write(f"{jobs_file}\n")
-                stream.flush()
-                for line in stream:
-                    msg = json.loads(line)
-                    if "done" in msg:
-                        break
-                    codes[msg["i"]] = msg["rc"]
+                _ask(stream, stream, jobs_file, codes)
         except (OSError, ValueError):
             pass
         return codes
@@ -226,6 +212,20 @@ class _ScriptServer:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
+
+
+def _ask(out: Any, answers: Any, jobs_file, codes: dict[int, int]) -> None:
+    """Name the jobs file to a script server, then read {job index: exit code} into `codes` until it is done."""
+    import json
+
+    out.write(f"{jobs_file}\n")
+    out.flush()
+    for line in answers:
+        if line.startswith("{"):
+            msg = json.loads(line)
+            if "done" in msg:
+                return
+            codes[msg["i"]] = msg["rc"]
 
 
 _SERVERS: dict[tuple[str, ...], _ScriptServer] = {}
