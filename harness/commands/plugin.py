@@ -7,6 +7,7 @@ failing status than the one known still fails.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 from collections import OrderedDict
@@ -153,7 +154,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if getattr(config, "workerinput", None) is not None:
         shared.adopt()
     elif config.getoption("numprocesses", None):
-        config.stash[SHARED] = shared.start_session()
+        with contextlib.suppress(OSError):  # no writable temporary directory: each process keeps its own
+            config.stash[SHARED] = shared.start_session()
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
