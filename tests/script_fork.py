@@ -90,7 +90,11 @@ def inductor_cache() -> None:
             os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(root)
 
 
-def run_jobs(jobs: list[dict], parallel: int = 2, emit: Callable[[str], None] = print) -> None:
+def _print(text: str) -> None:
+    print(text, flush=True)
+
+
+def run_jobs(jobs: list[dict], parallel: int = 2, emit: Callable[[str], None] = _print) -> None:
     """Fork one child per job, `parallel` at a time; one {"i", "rc"} line per finished job (`emit`)."""
     running: dict[int, tuple[int, float]] = {}  # pid -> (job index, start)
     queue = list(range(len(jobs)))
@@ -128,7 +132,7 @@ def serve(modules: list[str]) -> None:
     import_heavy(modules)
     for n, line in enumerate(sys.stdin):
         with open(line.strip()) as f:
-            run_jobs(json.load(f), emit=lambda text: print(text, flush=True))
+            run_jobs(json.load(f))
         print(json.dumps({"done": n}), flush=True)
 
 

@@ -4,13 +4,14 @@ Under `make test` two xdist processes run the tests side by side, and each start
 (harness/execution/zygote.py) and reproducer-script servers (tests/script_fork.py): a framework import
 that both processes needed was paid twice, and which one paid it depended on which process drew which
 test (measured on a cold run, 2 cores: 67 of 241 CPU-s of such imports were second copies). The xdist
-controller makes a directory (`CONVDIFF_SHARED_DIR`, inherited by its xdist processes); a template
+controller makes a directory (`CONVDIFF_SHARED_DIR`; each xdist process takes it out of its environment,
+`adopt`, so the processes a test starts keep their own); a template
 process is then started once per session under a name that digests everything it is keyed by, listens
 on a Unix socket there, and serves every process of the session that asks for the same key. It stays
 until the controller exits (it watches its pid) and its own children die with it, as before.
 
-Outside xdist (`convdiff run`, plain pytest) the variable is unset and each process keeps its own, as
-before. What a template forks is unchanged: the key holds the modules it imports, the environment and
+Outside an xdist process (`convdiff run`, plain pytest, anything a test starts) nothing is adopted and
+each process keeps its own, as before. What a template forks is unchanged: the key holds the modules it imports, the environment and
 CPU affinity it imports under, and the interpreter.
 """
 
