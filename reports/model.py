@@ -7,6 +7,8 @@ matrix counts; details are built for non-pass results alone.
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 import shlex
 from collections import Counter, defaultdict
@@ -157,8 +159,14 @@ class _PlainDumper(yaml.SafeDumper):
 
 def case_yaml(rec: Record) -> str:
     """The canonical case as a YAML case entry (what to paste into a case file)."""
-    doc = {"id": rec.case_id, **rec.params}
-    return yaml.dump([doc], Dumper=_PlainDumper, sort_keys=False, default_flow_style=None, width=100).rstrip()
+    return _case_yaml(json.dumps({"id": rec.case_id, **rec.params}))
+
+
+@functools.lru_cache(maxsize=4096)
+def _case_yaml(doc: str) -> str:
+    """One dump per case, not per result (a case's results on every backend share it; JSON keeps key order)."""
+    return yaml.dump([json.loads(doc)], Dumper=_PlainDumper, sort_keys=False, default_flow_style=None,
+                     width=100).rstrip()
 
 
 def repro_command(rec: Record) -> str:

@@ -7,7 +7,7 @@ rank-generic: the rank is the length of the per-dimension tuples.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 OPS = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d")
@@ -160,12 +160,16 @@ class Case:
 
     def params(self) -> dict[str, Any]:
         """The canonical case as a plain mapping (for records and reports)."""
-        d = asdict(self)
-        for k in ("geometry", "file", "line", "id"):
-            d.pop(k)
-        for k, v in d.items():
-            if isinstance(v, tuple):
-                d[k] = [list(p) if isinstance(p, tuple) else p for p in v]
+        d: dict[str, Any] = {}
+        for f in fields(self):  # not asdict(self): it deep-copies the geometry only to drop it
+            if f.name in ("geometry", "file", "line", "id"):
+                continue
+            v = getattr(self, f.name)
+            if isinstance(v, Quant):
+                v = asdict(v)
+            elif isinstance(v, tuple):
+                v = [list(p) if isinstance(p, tuple) else p for p in v]
+            d[f.name] = v
         return d
 
 

@@ -2,6 +2,11 @@
 
 Errors in case files must point at a line, so we compose the node graph with
 PyYAML's SafeLoader and build plain Python values ourselves, keeping lines aside.
+
+Speed: libyaml's CSafeLoader composes the same nodes about 10x faster (0.02 s against 0.21 s for
+cases/known_issues.yaml, which every run, test process and subprocess reads). It is used when PyYAML
+has it, for text the pure-Python reader accepts; any error it raises sends the text through the
+pure-Python SafeLoader again, so a message and its line are always that loader's.
 """
 
 from __future__ import annotations
@@ -9,6 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 import yaml
+
+FastLoader = getattr(yaml, "CSafeLoader", None)  # libyaml's parser, PyYAML's safe constructor and resolver
 
 
 class InputError(Exception):
@@ -35,7 +42,7 @@ class LineList(list):
         self.lines: list[int] = []
 
 
-def _build(node: yaml.Node, loader: yaml.SafeLoader, path: str) -> Any:
+def _build(node: yaml.Node, loader: Any, path: str) -> Any:
     line = node.start_mark.line + 1
     if isinstance(node, yaml.MappingNode):
         loader.flatten_mapping(node)
@@ -58,6 +65,49 @@ def _build(node: yaml.Node, loader: yaml.SafeLoader, path: str) -> Any:
     return loader.construct_object(node, deep=True)
 
 
+def _fast(text: str, path: str) -> Any:
+    """The document through libyaml, or None when it is not there, the text holds a character the
+    pure-Python reader refuses, or libyaml raises (then the caller's loader gives the exact error)."""
+    if FastLoader is None or "\t" in text or yaml.reader.Reader.NON_PRINTABLE.search(text):
+        return None
+    loader = FastLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None or not _questions_quoted(text, node):
+            return None
+        return _build(node, loader, path)
+    except (yaml.YAMLError, InputError):
+        return None
+    finally:
+        loader.dispose()
+
+
+def _questions_quoted(text: str, root: yaml.Node) -> bool:
+    """Whether every '?' of the text sits inside a quoted scalar. Where libyaml and PyYAML part (a
+    mutation fuzz of the corpus: 10 of 6000 texts), it is over a tab or a '?': libyaml reads '?' inside
+    a flow collection as part of a plain scalar, PyYAML as a key indicator."""
+    at = text.find("?")
+    if at < 0:
+        return True
+    spans, todo = [], [root]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, yaml.ScalarNode):
+            if node.style in ("'", '"'):
+                spans.append((node.start_mark.index, node.end_mark.index))
+        else:
+            todo.extend(v for pair in node.value for v in (pair if isinstance(pair, tuple) else (pair,)))
+    spans.sort()
+    i = 0
+    while at >= 0:
+        while i < len(spans) and spans[i][1] <= at:
+            i += 1
+        if i == len(spans) or not spans[i][0] < at < spans[i][1]:
+            return False
+        at = text.find("?", at + 1)
+    return True
+
+
 def load_yaml(path: str, text: str | None = None) -> Any:
     """Parse one YAML document safely; raise InputError with the failing line."""
     try:
@@ -66,6 +116,9 @@ def load_yaml(path: str, text: str | None = None) -> Any:
                 text = fh.read()
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(path, 0, "file", f"cannot read: {exc.__class__.__name__}: {exc}") from None
+    fast = _fast(text, path)
+    if fast is not None:
+        return fast
     try:
         loader = yaml.SafeLoader(text)  # its reader already refuses a control character
     except yaml.reader.ReaderError as exc:
