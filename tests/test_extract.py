@@ -225,6 +225,10 @@ def test_cli_writes_a_file_that_validates(tmp_path: Path) -> None:
     (("harness.commands.extract.zoo:resnet18", "--input-shape", "1,3,x"), "comma-separated integers"),
     (("harness.commands.extract.zoo:nosuch", "--framework", "torch", "--input-shape", "1,3,8,8"), "cannot load"),
     (("harness.commands.extract.zoo:resnet18", "--input-shape", "1,5,32,32"), "forward pass failed"),
+    # found by the auto probe, which imports the model before any framework
+    (("no_such_module_xyz:f", "--input-shape", "1,3,8,8"),
+     "cannot import 'no_such_module_xyz:f': ModuleNotFoundError: No module named 'no_such_module_xyz'"),
+    (("json:dumps", "--input-shape", "1,3,8,8"), "'json:dumps': cannot tell torch from keras (imports neither)"),
 ])
 def test_cli_bad_input_is_one_line_and_exit_2(args: tuple[str, ...], problem: str) -> None:
     proc = cli("extract", *args)

@@ -276,3 +276,19 @@ def test_case_yaml_has_no_anchors() -> None:
     rec.params = {**rec.params, "padding": [pair, pair], "stride": pair, "tags": ["plain"]}
     text = case_yaml(rec)
     assert "&id" not in text and "*id" not in text and "- [1, 1]" in text
+
+
+def test_a_figure_drawn_twice_shares_no_id_with_its_copy() -> None:
+    """matplotlib figures are drawn once per distinct `where` (reports/plots.py); two copies inlined in one
+    page must still resolve every reference to their own clip paths, markers and images."""
+    import re
+
+    from reports.plots import matplotlib_svg
+
+    first, second = matplotlib_svg(_where(2, 3)), matplotlib_svg(_where(2, 3))
+    for svg in (first, second):
+        refs = set(re.findall(r'(?:url\(#|href="#)([^)"]+)', svg))
+        assert refs and refs <= set(re.findall(r'id="([^"]+)"', svg))
+    hashed = {i for i in re.findall(r'id="([^"]+)"', first) if not re.fullmatch(r"[\w.]+_\d+", i)}
+    assert hashed and not hashed & set(re.findall(r'id="([^"]+)"', second))
+    assert re.sub(r"(p|m|image)[0-9a-f]{10}-\d+", "X", first) == re.sub(r"(p|m|image)[0-9a-f]{10}-\d+", "X", second)

@@ -1,21 +1,30 @@
 """Batched TVM builds (issue 26): many cases compiled as one module give the same verdicts.
 
-The same cases run twice through real workers, each with an empty cache of its own: once
-with Backend.prepare compiling them `batch_size` at a time, once with CONVDIFF_BATCH=0 (each
-case compiled alone, as before batching). Every record must be the same: status, errors,
-bound ratio, message. One case does not compile at all (TVM cannot lower a channels_last
+The same cases run twice through real workers (tvm, tvm-bound, tvm-torch-import), each with an empty
+cache of its own: once with Backend.prepare compiling them `batch_size` at a time, once with
+CONVDIFF_BATCH=0 (each case compiled alone, as before batching). Every record must be the same: status,
+errors, bound ratio, message. One case does not compile at all (TVM cannot lower a channels_last
 transposed conv, known issue tvm-transpose-channels-last-not-lowered), so its batch fails and
 is halved until the case stands alone; it must still be rejected with its own message.
+
+tvm-torch-import also imports many cases' modules as one (backends/tvm/torch_batch.py): each member cut
+out of the batch must be the very function the importer gives for that module alone (structural
+equality, constants compared by value), and a member the importer refuses alone is never cut out.
 """
 
 from __future__ import annotations
 
+import json
+import pickle
 from pathlib import Path
 
 import pytest
 
 from backends.tvm.direct import TvmBackend
-from tests.helpers import make_case, run_on
+from backends.tvm.torch_import import TvmTorchImportBackend
+from tests.helpers import make_case, run_named_scripts, run_on
+
+ROOT = Path(__file__).resolve().parent.parent
 
 NEEDS_TVM = pytest.mark.skipif(TvmBackend().unavailable_reason() is not None, reason="needs apache-tvm")
 
@@ -33,13 +42,45 @@ CASES = [
     make_case(id="t2d_nhwc", op="conv_transpose2d", in_channels=4, out_channels=6, input_size=5, kernel_size=3,
               stride=2, layout="channels_last"),
 ]
+# for the torch importer's batch: a residual input (two inputs in a member), and a float16 conv with a bias
+# that the importer refuses alone (its conv's out_dtype is float32: "Binary operators must have the same datatype")
+IMPORT_CASES = [*CASES,
+                make_case(id="c2d_residual", op="conv2d", in_channels=3, out_channels=4, input_size=6, kernel_size=3,
+                          padding=1, bias=True, epilogue=["residual", "relu"]),
+                make_case(id="c2d_f16_epilogue", op="conv2d", in_channels=3, out_channels=4, input_size=6,
+                          kernel_size=3, dtype="float16", bias=True, epilogue=["scale", "sigmoid"])]
+
+CUT_SCRIPT = """\
+import json, pickle, sys
+import torch
+import tvm
+sys.path.insert(0, sys.argv[1])
+from tvm_ffi.structural import structural_equal
+from backends.torch_module import module_plan
+from backends.tvm.torch_batch import import_batch
+from backends.tvm.torch_import import TvmTorchImportBackend
+from harness.numerics.inputs import make_inputs
+
+cases = pickle.load(open(sys.argv[2], "rb"))
+members = [(c, make_inputs(c), module_plan(c)[:4]) for c in cases]
+alone = []
+for case, inputs, plan in members:
+    try:
+        alone.append(TvmTorchImportBackend().make_module(case, inputs, *plan))
+    except Exception as exc:
+        alone.append(type(exc).__name__)
+batched = import_batch(members)
+print(json.dumps([[c.id, isinstance(a, str) and a, b is not None,
+                   b is not None and not isinstance(a, str) and bool(structural_equal(a["main"], b["main"]))]
+                  for c, a, b in zip(cases, alone, batched)]))
+"""
 
 
 def _records(monkeypatch: pytest.MonkeyPatch, cache: Path, batch: bool) -> dict[tuple[str, str], tuple]:
     monkeypatch.setenv("CONVDIFF_CACHE", str(cache))
     monkeypatch.setenv("CONVDIFF_BATCH", "on" if batch else "0")
     return {(r.backend, r.case_id): (r.status, r.max_abs_err, r.rel_err, r.bound_ratio, r.message)
-            for r in run_on(CASES, ["tvm", "tvm-bound"], timeout=300.0)}
+            for r in run_on(CASES, ["tvm", "tvm-bound", "tvm-torch-import"], timeout=300.0)}
 
 
 @NEEDS_TVM
@@ -48,13 +89,35 @@ def test_batched_build_gives_the_same_records(monkeypatch: pytest.MonkeyPatch, t
     batched = _records(monkeypatch, tmp_path / "batched", batch=True)
     assert batched == alone
     assert alone[("tvm", "t2d_nhwc")][0] == "rejected" and alone[("tvm", "c1d")][0] == "pass"
+    assert alone[("tvm-torch-import", "t3d")][0] == "rejected" and alone[("tvm-torch-import", "t2d_nhwc")][0] == "pass"
     files = [p.name for p in (tmp_path / "batched" / "tvm").iterdir()]
-    # per backend: 6 compilable cases, each in a batch library or (the failing case's last partner,
-    # left alone by the halving) built alone; the failing case built alone and was remembered
+    # tvm and tvm-bound: 6 compilable cases each, each in a batch library or (the failing case's last
+    # partner, left alone by the halving) built alone; the failing case built alone and was remembered.
+    # tvm-torch-import: the importer refuses t3d (imported alone, remembered); the other 6 (t2d_nhwc
+    # included: the module's movedim makes it NCHW) imported as one batch and compiled as one library
     in_batch = sum(f.endswith(".batch") for f in files)
     alone_built = sum(f.endswith(".so") and not f.startswith("batch-") for f in files)
-    assert in_batch + alone_built == 12 and in_batch >= 10
-    assert sum(f.endswith(".failed") for f in files) == 2
+    assert in_batch + alone_built == 18 and in_batch >= 16
+    assert sum(f.endswith(".failed") for f in files) == 3
     # and a second batched run finds everything built: no new library, the same records
     assert _records(monkeypatch, tmp_path / "batched", batch=True) == alone
     assert sorted(p.name for p in (tmp_path / "batched" / "tvm").iterdir()) == sorted(files)
+
+
+NEEDS_TORCH_TVM = pytest.mark.skipif(TvmTorchImportBackend().unavailable_reason() is not None,
+                                     reason="needs torch and apache-tvm")
+
+
+@NEEDS_TORCH_TVM
+def test_each_member_cut_from_a_batch_import_is_its_import_alone(tmp_path: Path) -> None:
+    data = tmp_path / "cases.pkl"
+    data.write_bytes(pickle.dumps(IMPORT_CASES))
+    source = f"import sys\nsys.argv[1:] = [{str(ROOT)!r}, {str(data)!r}]\n" + CUT_SCRIPT
+    [(rc, out)] = run_named_scripts([("cut_members", source)], tmp_path)
+    assert rc == 0, out[-3000:]
+    rows = json.loads([line for line in out.splitlines() if line.startswith("[")][-1])
+    # a member is cut out of the batch exactly when it imports alone, and then it is that function
+    assert [(cid, not failed) for cid, failed, _, _ in rows] == [(cid, cut) for cid, _, cut, _ in rows]
+    assert all(same for _, failed, _, same in rows if not failed), rows
+    refused = {cid for cid, failed, _, _ in rows if failed}
+    assert refused == {"t3d", "c2d_f16_epilogue"}, rows  # hand-checked: the importer's 3-D transpose and dtype errors

@@ -9,6 +9,7 @@ compiled library and never exports.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -19,6 +20,7 @@ from backends.torch_backend import invalid_padding_reason
 from backends.torch_module import conv_module, epilogue_lines, module_plan, to_tensor
 from backends.tvm.cache import array_digest
 from backends.tvm.direct import TvmBase
+from backends.tvm.torch_batch import Member
 from harness.model.case import EPILOGUE_OPS, Case
 from harness.numerics.inputs import Inputs
 
@@ -59,19 +61,38 @@ class TvmTorchImportBackend(TvmBase):
             ep = torch.export.export(model, example)
         return from_exported_program(ep, unwrap_unit_return_tuple=True)
 
+    def batch_modules(self, entries: list[tuple[str, Callable[[], Any]]]) -> list[tuple[str, Callable[[], Any]]]:
+        """The members of one batch imported together (backends/tvm/torch_batch.py); a member that must
+        import alone keeps its own factory."""
+        from backends.tvm.torch_batch import import_batch
+
+        alone = [(key, make) for key, make in entries if isinstance(make, ImportAlone)]
+        if len(alone) < 2:
+            return entries
+        mods = dict(zip((key for key, _ in alone), import_batch([make.member for _, make in alone])))
+        return [(key, make if mods.get(key) is None else (lambda mod=mods[key]: mod)) for key, make in entries]
+
     def run(self, case: Case, inputs: Inputs, device: str) -> Output:
         cls, args, pre_pad, crop, lines, notes = self.plan(case)
         lines[-1:-1] = epilogue_lines(case, inputs.epilogue)
         key = self.key(case, device, weights=array_digest(inputs.w, inputs.b, *(
             v for c in inputs.epilogue for k, v in sorted(c.items()) if k != "r")), epilogue=list(case.epilogue))
 
-        def make_mod() -> Any:
-            try:
-                return self.make_module(case, inputs, cls, args, pre_pad, crop)
-            except Exception as exc:  # noqa: BLE001 - export or import failed: a finding
-                raise Rejected(first_line(exc)) from None
-
-        vm, how = self.compile_cached(key, device, make_mod)
+        vm, how = self.compile_cached(key, device, ImportAlone(self, (case, inputs, (cls, args, pre_pad, crop))))
         arr, dtype = self.invoke(vm, [inputs.x, *torch_epilogue.residuals(case, inputs.epilogue).values()], device)
         lines += [how, "y = relax.VirtualMachine(exe, dev)['main'](x)"]
         return Output(np.asarray(arr), dtype, "\n".join(lines), notes=notes)
+
+
+class ImportAlone:
+    """A case's module exported and imported on its own (the unbatched path); `member` is what a batch needs."""
+
+    def __init__(self, backend: TvmTorchImportBackend, member: Member) -> None:
+        self.backend, self.member = backend, member
+
+    def __call__(self) -> Any:
+        case, inputs, (cls, args, pre_pad, crop) = self.member
+        try:
+            return self.backend.make_module(case, inputs, cls, args, pre_pad, crop)
+        except Exception as exc:  # noqa: BLE001 - export or import failed: a finding
+            raise Rejected(first_line(exc)) from None

@@ -2,9 +2,10 @@
 
 MODEL is an ONNX file, a Keras `.keras` file, or `package.module:callable` returning a torch
 `nn.Module` or a Keras model. Each framework is imported only in its own probe subprocess
-(`python -m harness.commands.extract.<framework>_probe`), which returns plain JSON layer records; this
-side merges identical layers, writes the cases and checks each one against the output size
-the framework produced (writer.py).
+(`python -m harness.commands.extract.<framework>_probe`, or `auto_probe` for a `module:callable`: it
+imports the model first, sees which framework that imported, and runs that probe), which returns plain
+JSON layer records; this side merges identical layers, writes the cases and checks each one against the
+output size the framework produced (writer.py).
 """
 
 from __future__ import annotations
@@ -18,20 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.commands.extract.layer import LayerConv
+from harness.commands.extract.probe_io import IMPORT_FAILED, NOT_ONE
 from harness.commands.extract.writer import ExtractError, check, merge, override, render
 
 FRAMEWORKS = ("onnx", "torch", "keras")
-
-# Which framework a `module:callable` uses: import it (nothing else) in a clean process and look.
-_DETECT = """
-import importlib, sys
-mod, _, attr = sys.argv[1].partition(":")
-obj = importlib.import_module(mod)
-for part in attr.split("."):
-    obj = getattr(obj, part)
-print(",".join(n for n in ("torch", "keras") if n in sys.modules))
-"""
-
 
 @dataclass
 class Extraction:
@@ -57,7 +48,9 @@ def parse_shape(text: str | None) -> list[int] | None:
     return shape
 
 
-def framework_of(model: str, framework: str | None) -> str:
+def framework_of(model: str, framework: str | None) -> str | None:
+    """The framework named or implied by the file's suffix; None for a `module:callable` (the auto probe
+    finds it)."""
     if framework:
         return framework
     suffix = Path(model).suffix.lower()
@@ -69,14 +62,7 @@ def framework_of(model: str, framework: str | None) -> str:
         if not Path(model).exists():
             raise ExtractError(f"{model}: no such file, and not a package.module:callable")
         raise ExtractError(f"{model}: not an .onnx or .keras file, nor a package.module:callable")
-    proc = subprocess.run([sys.executable, "-c", _DETECT, model], capture_output=True, text=True, env=_env())
-    if proc.returncode:
-        last = (proc.stderr.strip().splitlines() or ["failed"])[-1]
-        raise ExtractError(f"cannot import '{model}': {last}")
-    found = [n for n in proc.stdout.strip().split(",") if n]
-    if len(found) != 1:
-        raise ExtractError(f"'{model}': cannot tell torch from keras (imports {found or 'neither'}); give --framework")
-    return found[0]
+    return None
 
 
 def _env() -> dict[str, str]:
@@ -88,9 +74,11 @@ def _env() -> dict[str, str]:
     return env
 
 
-def probe(framework: str, model: str, input_shape: list[int] | None, run: bool = False) -> list[LayerConv]:
-    """Run one framework's probe in its own process and return its layer records."""
-    if framework not in FRAMEWORKS:
+def probe(framework: str | None, model: str, input_shape: list[int] | None,
+          run: bool = False) -> tuple[str, list[LayerConv]]:
+    """Run one framework's probe in its own process: (the framework, its layer records). None: a
+    `module:callable` whose framework the probe process finds itself (auto_probe.py)."""
+    if framework is not None and framework not in FRAMEWORKS:
         raise ExtractError(f"unknown framework '{framework}' (known: {', '.join(FRAMEWORKS)})")
     if framework == "onnx" and not Path(model).exists():
         raise ExtractError(f"{model}: no such file")
@@ -98,22 +86,39 @@ def probe(framework: str, model: str, input_shape: list[int] | None, run: bool =
         args, out = Path(d) / "args.json", Path(d) / "layers.json"
         model_arg = str(Path(model).resolve()) if Path(model).exists() else model
         args.write_text(json.dumps({"model": model_arg, "input_shape": input_shape, "run": run}))
-        proc = subprocess.run([sys.executable, "-m", f"harness.commands.extract.{framework}_probe", str(args), str(out)],
+        module = "auto_probe" if framework is None else f"{framework}_probe"
+        proc = subprocess.run([sys.executable, "-m", f"harness.commands.extract.{module}", str(args), str(out)],
                               capture_output=True, text=True, env=_env())
+        if framework is None:
+            framework = _found(model, proc.returncode, proc.stderr, Path(f"{out}.frameworks"))
         if proc.returncode == 2:
             raise ExtractError(f"{model}: " + proc.stderr.strip().splitlines()[-1].removeprefix("convdiff-extract: "))
         if proc.returncode or not out.exists():
             tail = "\n".join(proc.stderr.strip().splitlines()[-15:])
             raise ExtractError(f"the {framework} probe failed (exit {proc.returncode}):\n{tail}")
-        return [LayerConv.from_json(d) for d in json.loads(out.read_text())]
+        return framework, [LayerConv.from_json(d) for d in json.loads(out.read_text())]
+
+
+def _found(model: str, returncode: int, stderr: str, frameworks: Path) -> str:
+    """The framework the auto probe found the model to import, or the ExtractError saying why none."""
+    if returncode == IMPORT_FAILED:
+        last = (stderr.strip().splitlines() or ["failed"])[-1]
+        raise ExtractError(f"cannot import '{model}': {last}")
+    if not frameworks.exists():
+        tail = "\n".join(stderr.strip().splitlines()[-15:])
+        raise ExtractError(f"the probe failed before importing '{model}' (exit {returncode}):\n{tail}")
+    found = json.loads(frameworks.read_text())
+    if returncode == NOT_ONE:
+        raise ExtractError(f"'{model}': cannot tell torch from keras (imports {found or 'neither'}); give --framework")
+    return found[0]
 
 
 def extract(model: str, input_shape: list[int] | None = None, *, framework: str | None = None,
             batch: int | None = None, dtype: str | None = None, name: str | None = None,
             notes: list[str] = (), command: str = "", run: bool = False) -> Extraction:
     """The model's convolutions, merged and written as checked case-file text."""
-    fw = framework_of(model, framework)
-    layers = override(probe(fw, model, input_shape, run), batch, dtype)
+    fw, layers = probe(framework_of(model, framework), model, input_shape, run)
+    layers = override(layers, batch, dtype)
     if not layers:
         raise ExtractError(f"'{model}': the {fw} model runs no convolution")
     groups = merge(layers)

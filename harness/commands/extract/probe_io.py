@@ -3,6 +3,8 @@
 `python -m harness.commands.extract.<framework>_probe ARGS_JSON OUT_JSON`: ARGS_JSON holds the
 probe's keyword arguments; the probe writes its list of LayerConv records to OUT_JSON.
 A problem with the user's model or arguments is one line on stderr and exit status 2.
+auto_probe.py adds two: IMPORT_FAILED (the model's module cannot be imported) and NOT_ONE (it imports
+neither framework, or both).
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from collections.abc import Callable
 from typing import Any
 
 from harness.commands.extract.layer import LayerConv
+
+IMPORT_FAILED, NOT_ONE = 3, 4  # auto_probe's exit statuses beside main's
 
 
 class ProbeError(Exception):
