@@ -27,7 +27,10 @@ from harness.model.loader import NOT_CASE_FILES, known_issues_dir, load_file
 from harness.model.yamlmap import InputError
 from harness.numerics.inputs import make_inputs
 
-ORACLE_CACHE = 8  # items of one case run back to back: a few entries are enough
+ORACLE_CACHE = 8  # worker answers: the items of one case run back to back, a few entries are enough
+# inputs and oracles: make test runs items grouped by target, so a case comes back once per target; the
+# smoke tier's all fit (73 cases, < 1 MB), a full tier's are kept as far as this many bytes of arrays
+ORACLE_CACHE_BYTES = 256 << 20
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -57,6 +60,7 @@ class ConvdiffState:
         self.timeout = config.getoption("convdiff_timeout")
         self.workers: dict[str, Worker] = {}
         self.oracles: OrderedDict[str, Any] = OrderedDict()
+        self.oracle_bytes = 0
         self.gradients = bool(config.getoption("gradients"))
         # a gradient case's items (out, grad_*) share one worker answer and one gradient oracle
         self.answers: OrderedDict[tuple[str, str, str], Any] = OrderedDict()
@@ -116,11 +120,14 @@ class ConvdiffState:
 
     def oracle(self, case: Case) -> tuple[Any, Any]:
         key = f"{case.file}::{case.id}"
-        if key not in self.oracles:
+        if key in self.oracles:
+            self.oracles.move_to_end(key)
+        else:
             inputs = make_inputs(case)
             self.oracles[key] = (inputs, oracle_for(case, inputs))
-            while len(self.oracles) > ORACLE_CACHE:
-                self.oracles.popitem(last=False)
+            self.oracle_bytes += nbytes(self.oracles[key])
+            while self.oracle_bytes > ORACLE_CACHE_BYTES and len(self.oracles) > 1:
+                self.oracle_bytes -= nbytes(self.oracles.popitem(last=False)[1])
         return self.oracles[key]
 
     def answer(self, case: Case, worker: Worker, inputs: Any) -> dict[str, Any]:
@@ -316,3 +323,16 @@ class CaseItem(pytest.Item):
     def reportinfo(self):
         what = "" if self.output == "out" else f" ({self.output})"
         return self.path, self.case.line - 1, f"{self.case.id} on {self.backend}-{self.device}{what}"
+
+
+def nbytes(value: Any) -> int:
+    """The bytes of the arrays in `value` (tuples, lists, dicts and dataclasses of them)."""
+    if hasattr(value, "nbytes"):
+        return int(value.nbytes)
+    if isinstance(value, (tuple, list)):
+        return sum(map(nbytes, value))
+    if isinstance(value, dict):
+        return sum(map(nbytes, value.values()))
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return sum(nbytes(getattr(value, f.name)) for f in dataclasses.fields(value))
+    return 0
