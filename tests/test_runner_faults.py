@@ -103,9 +103,10 @@ def test_killed_run_keeps_whole_lines_and_leaves_no_worker(tmp_path):
     if not Path("/proc/self/task").exists():
         pytest.skip("needs /proc to find the workers")
     out = tmp_path / "out"
+    env = {k: v for k, v in os.environ.items() if k != "CONVDIFF_SHARED_DIR"}  # private zygotes: its descendants
     proc = subprocess.Popen([sys.executable, "-m", "harness.commands.cli", "run", "cases/conv2d.yaml", "cases/conv3d.yaml",
                              "--backends", "fault:hang,torch", "--timeout", "2", "--out", str(out)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     results = out / "results.jsonl"
     deadline = time.monotonic() + 120  # each hung case waits out its 2 s timeout: 5 lines in ~6 s
     while time.monotonic() < deadline and (not results.exists() or results.read_text().count("\n") < 5):

@@ -119,9 +119,36 @@ def test_the_processes_of_a_session_share_a_script_server(session: tuple[Path, s
 
 
 def test_outside_a_session_nothing_is_shared(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A process that did not adopt a directory (convdiff run, a nested pytest) keeps its templates."""
+    """A directory whose controller is gone (or none) is neither adopted nor inherited."""
     monkeypatch.setattr(shared, "_ADOPTED", [])
     monkeypatch.setenv(shared.SHARED_ENV, "/nonexistent")
-    assert shared.directory() is None
+    assert shared.directory() is None and shared.inherited() is None
     shared.adopt()
-    assert shared.directory() is None and shared.SHARED_ENV not in __import__("os").environ
+    assert shared.directory() is None
+
+
+def test_a_process_a_test_starts_joins_a_running_zygote_and_starts_none(
+        session: tuple[Path, subprocess.Popen]) -> None:
+    """A process that inherits the session (a convdiff run, a nested pytest) but did not adopt it forks
+    from the session's zygote when one runs for its key, and otherwise from a private one of its own."""
+    path, _ = session
+    code = ("import sys\nfrom harness.execution.pool import Worker\n"
+            "w = Worker('fault:nan', 'cpu'); assert w.ready()\nprint(w.proc.pid, flush=True); sys.stdin.read()\n")
+    env = {**_env(), shared.SHARED_ENV: str(path)}
+    procs = [client(path)]  # adopts the directory: starts the session's zygote
+    try:
+        worker = int(procs[0].stdout.readline())  # type: ignore[union-attr]
+        procs.append(subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, text=True, env=env))
+        joined = int(procs[1].stdout.readline())  # type: ignore[union-attr]
+        assert parent(joined) == parent(worker) != procs[1].pid  # forked by the session's zygote
+        procs.append(subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, text=True,
+                                      env={**env, "CONVDIFF_TEST_KEY": "another environment"}))
+        own = int(procs[2].stdout.readline())  # type: ignore[union-attr]
+        assert parent(parent(own)) == procs[2].pid  # no session zygote for its key: a private one, its child
+        assert len(list(path.glob("zygote-*.sock"))) == 1  # and it started none in the session
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()

@@ -4,15 +4,17 @@ Under `make test` two xdist processes run the tests side by side, and each start
 (harness/execution/zygote.py) and reproducer-script servers (tests/script_fork.py): a framework import
 that both processes needed was paid twice, and which one paid it depended on which process drew which
 test (measured on a cold run, 2 cores: 67 of 241 CPU-s of such imports were second copies). The xdist
-controller makes a directory (`CONVDIFF_SHARED_DIR`; each xdist process takes it out of its environment,
-`adopt`, so the processes a test starts keep their own); a template
+controller makes a directory (`CONVDIFF_SHARED_DIR`, which each xdist process `adopt`s); a template
 process is then started once per session under a name that digests everything it is keyed by, listens
 on a Unix socket there, and serves every process of the session that asks for the same key. It stays
 until the controller exits (it watches its pid) and its own children die with it, as before.
 
-Outside an xdist process (`convdiff run`, plain pytest, anything a test starts) nothing is adopted and
-each process keeps its own, as before. What a template forks is unchanged: the key holds the modules it imports, the environment and
-CPU affinity it imports under, and the interpreter.
+A process a test starts (a `convdiff run`, a nested pytest) inherits the variable: it connects to a
+zygote the session already runs for its key (`inherited`; 11 such processes in a cold make test paid
+12.8 CPU-s of framework imports for private ones), and starts a private one, as before, where none
+runs (one started for it would stay until the session ends, holding a framework's memory). Outside a
+session nothing is shared. What a template forks is unchanged: the key holds the modules it imports,
+the environment and CPU affinity it imports under, and the interpreter.
 """
 
 from __future__ import annotations
@@ -32,20 +34,27 @@ SHARED_ENV = "CONVDIFF_SHARED_DIR"
 OWNER_FILE = "owner"
 
 
-_ADOPTED: list[Path] = []  # an xdist process's session directory, taken out of its environment
+_ADOPTED: list[Path] = []  # an xdist process's session directory
 
 
 def adopt() -> None:
-    """An xdist process: take the session's directory out of the environment, so that only this process
-    uses it; the processes it starts (a `convdiff run`, a nested pytest) keep their templates to themselves."""
-    value = os.environ.pop(SHARED_ENV, "")
-    if value and Path(value, OWNER_FILE).is_file():
-        _ADOPTED[:] = [Path(value)]
+    """An xdist process: use the session's directory, starting the templates it needs there."""
+    found = inherited()
+    if found is not None:
+        _ADOPTED[:] = [found]
 
 
 def directory() -> Path | None:
-    """This xdist process's session directory, or None outside an xdist session."""
+    """This xdist process's session directory, or None outside an xdist process."""
     return _ADOPTED[0] if _ADOPTED and _ADOPTED[0].is_dir() else None
+
+
+def inherited() -> Path | None:
+    """The session directory named in the environment: a process a test starts (a `convdiff run`, a nested
+    pytest) connects to a template the session already runs for its key, and starts none there (it would
+    stay until the session ends); None outside a session."""
+    value = os.environ.get(SHARED_ENV, "")
+    return Path(value) if value and Path(value, OWNER_FILE).is_file() else None
 
 
 def start_session() -> Path:

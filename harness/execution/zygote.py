@@ -60,7 +60,8 @@ def enabled() -> bool:
 class Zygote:
     """One template process and the statuses of the workers it forked: the controller's child, or in an
     xdist session (`shared`: the session's directory) the one the session shares for these modules under
-    this environment, started by whichever process asked first (harness/execution/shared.py)."""
+    this environment, started by whichever process asked first (harness/execution/shared.py); in a process
+    a test started, the session's one if it already runs, else its own."""
 
     def __init__(self, modules: tuple[str, ...], cpus: frozenset[int], shared_dir: Path | None = None) -> None:
         self.modules = modules
@@ -76,7 +77,13 @@ class Zygote:
         options: dict[str, Any] = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL,
                                    "cwd": os.getcwd(), "env": {**os.environ, "PYTHONUNBUFFERED": "1"}}
         affinity = ",".join(map(str, sorted(cpus)))
-        if shared_dir is None:
+        key = shared.name("zygote", modules, _environment(RUNTIME_ONLY | {shared.SHARED_ENV}), sorted(cpus),
+                          sys.executable)
+        if shared_dir is None and (found := shared.inherited()) is not None:  # a process a test started
+            self.sock = shared.connect(found / f"{key}.sock")  # the session's zygote, if it runs
+        if self.sock is not None:
+            connect = None
+        elif shared_dir is None:
             mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
             self.proc = subprocess.Popen([*argv, str(theirs.fileno()), affinity, *modules],
                                          pass_fds=(theirs.fileno(),), **options)
@@ -84,8 +91,6 @@ class Zygote:
             self.sock = mine
             connect = None
         else:
-            key = shared.name("zygote", modules, _environment(RUNTIME_ONLY), sorted(cpus), sys.executable)
-
             def connect() -> socket.socket | None:  # in the reader thread: a start waits for the import
                 return shared.connect_or_start(
                     shared_dir, key, lambda path: subprocess.Popen([*argv, "--listen", str(path), affinity, *modules],
