@@ -54,8 +54,8 @@ IMPORT_CASES = [*CASES,
 
 CUT_SCRIPT = """\
 import json, pickle, sys
+import tvm  # in the order tvm-torch-import's reproducers import them: one script server for both
 import torch
-import tvm
 sys.path.insert(0, sys.argv[1])
 from tvm_ffi.structural import structural_equal
 from backends.torch_module import module_plan

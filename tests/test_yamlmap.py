@@ -71,7 +71,7 @@ PIECES = [":", "-", " ", "\t", "[", "]", "{", "}", '"', "'", "#", "\n", "&a ", "
           "\x85", "\ufeff", "~", "\u00e9", "? ", ": ", "- ", "\n  ", "<<: ", "!!str ", "---", "...", "\r", "'?'"]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_mutated_corpus_text_reads_the_same_or_falls_back(data: st.DataObject) -> None:
     text = data.draw(st.sampled_from(CORPUS))
@@ -94,7 +94,7 @@ VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4)
                       max_leaves=12)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(VALUES, st.sampled_from([True, False, None]), st.sampled_from([20, 80, 10**6]), st.booleans())
 def test_dumped_documents_read_the_same(value: Any, flow: bool | None, width: int, unicode: bool) -> None:
     assert_same(yaml.safe_dump({"k": value}, default_flow_style=flow, width=width, allow_unicode=unicode))
