@@ -109,3 +109,23 @@ def to_tensor(a: np.ndarray) -> Any:
     if a.dtype.name == "bfloat16":
         return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
     return torch.from_numpy(a)
+
+
+def side_by_side(models: list[Any], arity: list[int]) -> Any:
+    """One module holding `models` (a batched export or import): forward takes each model's `arity[i]`
+    inputs in turn and returns one output per model; no op joins two models."""
+    import torch
+
+    class Batch(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.members = torch.nn.ModuleList(models)
+
+        def forward(self, *args: Any) -> tuple:
+            outs, at = [], 0
+            for model, n in zip(self.members, arity):
+                outs.append(model(*args[at:at + n]))
+                at += n
+            return tuple(outs)
+
+    return Batch()

@@ -35,7 +35,7 @@ from backends.base import Capabilities, Output, Rejected, first_line
 from backends.onnx import split
 from backends.onnx.onnxruntime_backend import OrtBase
 from backends.torch_backend import invalid_padding_reason
-from backends.torch_module import conv_module, epilogue_lines, module_plan, to_tensor
+from backends.torch_module import conv_module, epilogue_lines, module_plan, side_by_side, to_tensor
 from harness.model.case import EPILOGUE_OPS, Case
 from harness.numerics.inputs import Inputs
 
@@ -158,22 +158,11 @@ class TorchOnnxOrtBackend(OrtBase):
             in_names.extend(split.member_names(i, names))
             members.append(split.by_prefix(i, names, ["y"]))
 
-        class Batch(torch.nn.Module):
-            def __init__(self) -> None:
-                super().__init__()
-                self.members = torch.nn.ModuleList(models)
-
-            def forward(self, *args: Any) -> tuple:
-                outs, at = [], 0
-                for m, (names, _) in zip(self.members, members):
-                    outs.append(m(*args[at:at + len(names)]))  # names: this member's inputs
-                    at += len(names)
-                return tuple(outs)
-
         buf = io.BytesIO()
         with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), torch.no_grad():
             warnings.simplefilter("ignore")
-            torch.onnx.export(Batch(), tuple(flat), buf, input_names=in_names,
+            batch = side_by_side(models, [len(inputs) for inputs, _ in members])
+            torch.onnx.export(batch, tuple(flat), buf, input_names=in_names,
                               output_names=[n for i in range(len(items)) for n in split.member_names(i, ["y"])])
         return split.split(onnx.load_from_string(buf.getvalue()), members)
 

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from backends import torch_epilogue
-from backends.torch_module import conv_module, to_tensor
+from backends.torch_module import conv_module, side_by_side, to_tensor
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
 
@@ -50,21 +50,9 @@ def import_batch(members: Sequence[Member]) -> list[Any | None]:
         flat.extend(args)
         arity.append(len(args))
 
-    class Batch(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.members = torch.nn.ModuleList(models)
-
-        def forward(self, *args: Any) -> tuple:
-            outs, at = [], 0
-            for model, n in zip(self.members, arity):
-                outs.append(model(*args[at:at + n]))
-                at += n
-            return tuple(outs)
-
     try:
         with torch.no_grad():
-            program = torch.export.export(Batch(), tuple(flat)).run_decompositions()
+            program = torch.export.export(side_by_side(models, arity), tuple(flat)).run_decompositions()
     except Exception:  # noqa: BLE001 - the exporter refused a member: each exports alone in run()
         return [None] * len(members)
     dropped: set[int] = set()
