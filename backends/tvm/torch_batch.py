@@ -41,6 +41,7 @@ def import_batch(members: Sequence[Member]) -> list[Any | None]:
     """Per member, its IRModule (one `main`, as `from_exported_program(..., unwrap_unit_return_tuple=True)`
     gives for it alone), or None where it must import alone."""
     import torch
+    import tvm
     from tvm.relax.frontend.torch import from_exported_program
 
     models, flat, arity = [], [], []
@@ -70,8 +71,6 @@ def import_batch(members: Sequence[Member]) -> list[Any | None]:
             functions = split_members(mod["main"], arity)
         except SplitError:
             return [None] * len(members)
-        import tvm
-
         return [None if i in dropped else tvm.IRModule({"main": f}) for i, f in enumerate(functions)]
     return [None] * len(members)
 

@@ -20,7 +20,7 @@ from backends.torch_backend import invalid_padding_reason
 from backends.torch_module import conv_module, epilogue_lines, module_plan, to_tensor
 from backends.tvm.cache import array_digest
 from backends.tvm.direct import TvmBase
-from backends.tvm.torch_batch import Member
+from backends.tvm.torch_batch import Member, import_batch
 from harness.model.case import EPILOGUE_OPS, Case
 from harness.numerics.inputs import Inputs
 
@@ -64,8 +64,6 @@ class TvmTorchImportBackend(TvmBase):
     def batch_modules(self, entries: list[tuple[str, Callable[[], Any]]]) -> list[tuple[str, Callable[[], Any]]]:
         """The members of one batch imported together (backends/tvm/torch_batch.py); a member that must
         import alone keeps its own factory."""
-        from backends.tvm.torch_batch import import_batch
-
         alone = [(key, make) for key, make in entries if isinstance(make, ImportAlone)]
         if len(alone) < 2:
             return entries
