@@ -9,6 +9,12 @@ JOBS   ?= 2
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check -c constraints.txt -e '.[all,dev]'
+	@# pytest rewrites the asserts of every plugin package it loads from the venv (hypothesis, xdist, anyio:
+	@# 111 modules, ~1.5 s of each pytest process's start) and caches the result beside them, unless
+	@# PYTHONDONTWRITEBYTECODE is set: write that cache once here, in the venv only (an empty directory,
+	@# convdiff's own plugin off), so that no pytest process of make test, nor one its tests start, redoes it
+	@d=$$(mktemp -d) && (cd $$d && PYTHONDONTWRITEBYTECODE= $(abspath $(PY)) -m pytest -q -p no:cacheprovider \
+		-p no:convdiff --collect-only >/dev/null 2>&1; rmdir $$d)
 	touch $(STAMP)
 
 BROWSER := $(VENV)/.chromium-checked

@@ -67,6 +67,12 @@ class Backend:
     # order it imports them: the worker's zygote imports them too, so that neither a worker's start nor its
     # restart after a crash pays their import again (harness/execution/zygote.py).
     preload: tuple[str, ...] = ()
+    # Packages that importing `framework` pulls in only because they are installed, and that run() never
+    # uses: blocked in the worker (harness/execution/worker.py `block`: `import m` then raises ImportError,
+    # which those imports catch), so that the worker holds one framework and does not pay their import.
+    # TensorFlow imports jax when it is installed (tf.lite's jax converter, ~1 s) and keras imports
+    # matplotlib.pyplot (its plotting helpers, ~1.2 s); paddle imports tvm_ffi, which imports torch (~2 s).
+    excludes: tuple[str, ...] = ()
     distribution: str = ""           # PyPI distribution for the version (default: framework)
     devices: tuple[str, ...] = ("cpu", "cuda")
     test_only: bool = False

@@ -43,7 +43,7 @@ from backends import litert_quant
 from backends.artifacts import ArtifactCache, case_key
 from backends.base import Backend, Capabilities, Output, Rejected, Unsupported, first_line
 from backends.tf_epilogue import TF_EPILOGUE_OPS, Epilogue, residual_names
-from backends.tf_util import NODE_PREFIX, weight_transpose
+from backends.tf_util import NODE_PREFIX, TF_EXCLUDES, weight_transpose
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
 
@@ -89,6 +89,7 @@ def source_digest() -> str:
 class LiteRtBackend(Backend):
     """TF function -> TFLiteConverter (builtins only) -> LiteRT interpreter with XNNPACK (default)."""
     preload = ("tensorflow",)  # the TFLite converter (imported before the fork)
+    excludes = TF_EXCLUDES
     builds_per_case = True  # exports, converts or compiles a model per case (run --compiled-sample)
 
     name = "litert"

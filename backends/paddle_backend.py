@@ -76,6 +76,7 @@ class PaddleBackend(Backend):
 
     name = "paddle"
     framework = "paddle"
+    excludes = ("torch",)  # paddle imports tvm_ffi, which imports torch when installed (Backend.excludes)
     distribution = "paddlepaddle"
     use_output_size = False
     epilogue_ops = paddle_epilogue.PADDLE_EPILOGUE_OPS

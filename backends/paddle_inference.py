@@ -114,6 +114,7 @@ class PaddleInferenceBackend(Backend):
 
     name = "paddle-inference"
     framework = "paddle"
+    excludes = ("torch",)  # paddle imports tvm_ffi, which imports torch when installed (Backend.excludes)
     distribution = "paddlepaddle"
     devices = ("cpu",)
     epilogue_ops = paddle_epilogue.PADDLE_EPILOGUE_OPS

@@ -23,7 +23,7 @@ import numpy as np
 
 from backends.base import Backend, Capabilities, HostFact, Output, Rejected, Unsupported, first_line
 from backends.tf_epilogue import TF_EPILOGUE_OPS, Epilogue
-from backends.tf_util import NHWC_ONLY, NODE_PREFIX, layout_perms, weight_transpose
+from backends.tf_util import NHWC_ONLY, NODE_PREFIX, TF_EXCLUDES, layout_perms, weight_transpose
 from backends.torch_backend import tf32_requested
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
@@ -184,10 +184,12 @@ def onednn_enabled() -> bool:
     return bool(_pywrap_util_port.IsMklEnabled())
 
 
+
 class TFBase(Backend):
     """Shared plumbing: import, device, dtype conversion, the NC*-fallback and error mapping."""
 
     framework = "tensorflow"
+    excludes = TF_EXCLUDES
     devices = ("cpu", "cuda")
 
     def version(self) -> str:

@@ -7,6 +7,9 @@ import re
 
 from harness.model.case import Case
 
+# what `import tensorflow` also imports when installed, that no TensorFlow path here uses (Backend.excludes)
+TF_EXCLUDES = ("jax", "matplotlib")
+
 NHWC_ONLY = re.compile(r"only supports (the )?N[DHW]*C\b")  # TF refusing an NC* data_format
 NODE_PREFIX = re.compile(r"\{\{function_node [^}]*\}\}\s*")  # TF's op-location prefix, noise in messages
 TRAILER = re.compile(r"\s*(\[\[\{\{node [^]]*\]\]\s*)?(\[Op:[^]]*\])?\s*$")  # graph node and op suffixes

@@ -45,10 +45,32 @@ def test_preload_names_modules_that_exist() -> None:
         adapter = get_backend(name)
         if adapter.unavailable_reason() is None:
             modules = pool.preload(name)
+            blocked = [f"-{m}" for m in adapter.excludes]
+            assert list(modules[:len(blocked)]) == blocked, name  # blocked before anything is imported
+            modules = modules[len(blocked):]
             assert modules[0] == adapter.framework and len(set(modules)) == len(modules), name
+            assert not set(adapter.excludes) & {m.split(".")[0] for m in modules}, name
             # top-level names only: find_spec of a submodule would import its framework into this process
             missing = [m for m in modules if importlib.util.find_spec(m.split(".")[0]) is None]
             assert not missing, (name, missing)
+
+
+def test_an_excluded_package_cannot_be_imported_and_an_imported_one_stays() -> None:
+    """worker.block (Backend.excludes): `import m` then raises ImportError, the error a framework's optional
+    import of m catches; a module already imported is left as it is."""
+    import sys
+
+    from harness.execution.worker import block
+
+    assert "tabnanny" not in sys.modules and "json" in sys.modules
+    json_module = sys.modules["json"]
+    try:
+        block(["tabnanny", "json"])
+        with pytest.raises(ImportError):
+            import tabnanny  # noqa: F401
+        assert sys.modules["json"] is json_module
+    finally:
+        sys.modules.pop("tabnanny", None)
 
 
 def test_a_crash_is_reported_with_its_signal_and_the_restart_is_a_fork() -> None:

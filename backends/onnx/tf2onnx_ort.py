@@ -28,7 +28,7 @@ from backends.onnx.onnxruntime_backend import OrtBase
 from backends.onnx.torch_onnx_ort import exported_by
 from backends.tensorflow_backend import TensorFlowBackend
 from backends.tf_epilogue import TF_EPILOGUE_OPS, Epilogue
-from backends.tf_util import NODE_PREFIX, weight_transpose
+from backends.tf_util import NODE_PREFIX, TF_EXCLUDES, weight_transpose
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
 
@@ -37,6 +37,7 @@ SOURCES = ("onnx/tf2onnx_ort.py", "tensorflow_backend.py", "tf_epilogue.py", "tf
 class Tf2OnnxOrtBackend(OrtBase):
     """tf.function of tf.nn conv ops -> tf2onnx.convert.from_function (default opset) -> onnxruntime."""
     preload = ("tensorflow", "onnx", "tf2onnx")  # the traced graph and its converter (imported before the fork)
+    excludes = TF_EXCLUDES
     builds_per_case = True  # exports, converts or compiles a model per case (run --compiled-sample)
 
     name = "tf2onnx-ort"

@@ -25,6 +25,7 @@ from backends.base import Capabilities, Output, Rejected, first_line
 from backends.digest import baked_arrays_digest
 from backends.litert import converter_message
 from backends.tf_epilogue import TF_EPILOGUE_OPS, Epilogue, residual_names
+from backends.tf_util import TF_EXCLUDES
 from backends.tvm.direct import TvmBase
 from backends.tvm.plan import SPATIAL, canonical_kernel_layout, relayout
 from harness.model.case import Case
@@ -43,6 +44,7 @@ def tf_kernel_layout(case: Case) -> str:
 class TvmTfliteImportBackend(TvmBase):
     """TF convolution -> TFLite -> tvm.relax.frontend.tflite.from_tflite."""
     preload = ("tflite", "tensorflow")  # the flatbuffer reader and the TFLite converter (imported before the fork)
+    excludes = TF_EXCLUDES
 
     name = "tvm-tflite-import"
     epilogue_ops = TF_EPILOGUE_OPS  # tf ops in the converted function

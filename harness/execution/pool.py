@@ -26,14 +26,16 @@ PREPARE_TIMEOUT_S, PREPARE_PER_CASE_S = 60.0, 10.0  # Backend.prepare's deadline
 
 def preload(backend: str) -> tuple[str, ...]:
     """What a zygote imports for this backend: its framework (the adapter's own module name for it), then
-    the other heavy modules its run() imports (`Backend.preload`)."""
+    the other heavy modules its run() imports (`Backend.preload`); first, as "-name", the packages it must
+    not import (`Backend.excludes`, blocked before any import: worker.block)."""
     from backends.registry import get_backend
 
     try:
         adapter = get_backend(backend)
     except Exception:  # noqa: BLE001 - an unknown name starts fresh and reports itself
         return ()
-    return tuple(dict.fromkeys(m for m in (adapter.framework, *adapter.preload) if m))
+    blocked = tuple(f"-{m}" for m in adapter.excludes)
+    return blocked + tuple(dict.fromkeys(m for m in (adapter.framework, *adapter.preload) if m))
 
 
 def prestart(backends: list[str]) -> None:

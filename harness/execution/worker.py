@@ -10,9 +10,11 @@ import dataclasses
 import os
 import queue
 import signal
+import sys
 import threading
 import time
 import traceback
+from collections.abc import Iterable
 from typing import Any
 
 from backends.base import Rejected, Unsupported, first_line
@@ -62,6 +64,13 @@ def prepare(backend: Any, cases: list[Case], device: str) -> dict[str, Any]:
     return {**counts, "seconds": round(time.perf_counter() - start, 3)}
 
 
+def block(modules: Iterable[str]) -> None:
+    """Make `import m` raise ImportError in this process for each of `modules` not imported yet
+    (Backend.excludes): a None entry in sys.modules is Python's own "import halted" marker."""
+    for m in modules:
+        sys.modules.setdefault(m, None)  # type: ignore[arg-type]
+
+
 def plain_facts(facts: dict[str, Any]) -> dict[str, Any]:
     """Host facts as built-in types only, so the controller can unpickle them without any framework."""
     def plain(v: Any) -> Any:
@@ -93,6 +102,7 @@ def start_backend(backend_name: str, device: str) -> tuple[Any, dict[str, Any]]:
     backend = None
     try:
         backend = get_backend(backend_name)
+        block(backend.excludes)  # a fresh worker (a forked one inherits its zygote's blocks)
         backend.setup(device)
         reason = backend.device_reason(device)
         # Plain str only: a framework's str subclass (torch's TorchVersion) would make the
@@ -168,6 +178,4 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    import sys
-
     main(sys.argv[1:])

@@ -103,7 +103,7 @@ def serve(first: socket.socket | None, cpus: set[int], modules: list[str], liste
     one xdist session: it listens on PATH once imported, greets each client that connects, sends each
     worker's exit status to the client that asked for it, kills a client's workers when that client
     disconnects, and leaves when the session's controller exits."""
-    from harness.execution.worker import die_with_parent
+    from harness.execution.worker import block, die_with_parent
 
     os.sched_setaffinity(0, cpus)
     owner = None
@@ -115,7 +115,9 @@ def serve(first: socket.socket | None, cpus: set[int], modules: list[str], liste
             return
     failed = {}
     # multiprocessing.connection: what worker.main imports first, so that no fork has to import it
-    for name in ["harness.execution.worker", "backends.registry", "multiprocessing.connection", *modules]:
+    block([m[1:] for m in modules if m.startswith("-")])  # Backend.excludes, before anything imports them
+    for name in ["harness.execution.worker", "backends.registry", "multiprocessing.connection",
+                 *(m for m in modules if not m.startswith("-"))]:
         try:
             importlib.import_module(name)
         except Exception as exc:  # noqa: BLE001 - the worker will meet it again and report it
