@@ -184,7 +184,6 @@ def onednn_enabled() -> bool:
     return bool(_pywrap_util_port.IsMklEnabled())
 
 
-
 class TFBase(Backend):
     """Shared plumbing: import, device, dtype conversion, the NC*-fallback and error mapping."""
 
