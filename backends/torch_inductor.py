@@ -69,8 +69,10 @@ class TorchInductorBackend(TorchBackend):
     name = "torch-inductor"
     framework = "torch"
     # dynamo and inductor's compiler (2 s of CPU a worker): imported before the fork; nothing in them reads
-    # TORCHINDUCTOR_CACHE_DIR at import (setup() sets it, inductor reads it at each use)
-    preload = ("torch._dynamo", "torch._inductor.compile_fx")
+    # TORCHINDUCTOR_CACHE_DIR at import (setup() sets it, inductor reads it at each use). Then inductor's
+    # choice of vector ISA (0.8 s: it builds a probe program per ISA; cached for the process, decided by the
+    # CPU and ATEN_CPU_CAPABILITY, which the zygote's key holds), which setup() and every compile ask for.
+    preload = ("torch._dynamo", "torch._inductor.compile_fx", "torch._inductor.cpu_vec_isa:pick_vec_isa")
     devices = ("cpu", "cuda")
     epilogue_ops = EPILOGUE_OPS
     capabilities = Capabilities(

@@ -54,7 +54,7 @@ import numpy as np
 from backends.base import Backend, Capabilities, HostFact, Output, Rejected, Unsupported
 from backends.onednn_probe import int8_conv_isa
 from backends.torch_backend import TorchBackend
-from backends.torch_inductor import cache_dir, isa_setting, rejection, vec_isa
+from backends.torch_inductor import TorchInductorBackend, cache_dir, isa_setting, rejection, vec_isa
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
 
@@ -72,7 +72,7 @@ class TorchPt2eBackend(Backend):
 
     name = "torch-pt2e"
     framework = "torch"
-    preload = ("torch._dynamo", "torch._inductor.compile_fx")  # as torch-inductor (one zygote for both)
+    preload = TorchInductorBackend.preload  # as torch-inductor (one zygote for both)
     devices = ("cpu",)
     builds_per_case = True
     quantized = ("PT2E: torch.export, torchao's X86InductorQuantizer with the case's pinned qparams, "

@@ -105,7 +105,6 @@ def run_named_scripts(named: Sequence[tuple[str, str]], tmp_path) -> list[tuple[
     framework import again; that interpreter is kept for the pytest process (`_script_server`), or for
     the whole session under xdist, so each set of frameworks is imported once rather than once per test
     module. CONVDIFF_FORK_SCRIPTS=0 starts a fresh interpreter per script instead."""
-    import json
     import os
     import subprocess
     import sys
@@ -126,19 +125,102 @@ def run_named_scripts(named: Sequence[tuple[str, str]], tmp_path) -> list[tuple[
 
         with ThreadPoolExecutor(2) as pool:
             return list(pool.map(one, paths))
-    groups: dict[tuple[str, ...], list[int]] = {}
+    groups: dict[tuple[tuple[str, ...], str | None], list[int]] = {}
     for i, (_, script) in enumerate(named):
-        groups.setdefault(tuple(heavy_imports(script)), []).append(i)
+        modules = tuple(heavy_imports(script))
+        groups.setdefault((modules, script_template(modules, script)), []).append(i)
     results: list[tuple[int, str]] = [(-1, "") for _ in named]
-    for modules, members in groups.items():
-        jobs = [{"path": str(paths[i]), "out": f"{paths[i]}.out"} for i in members]
-        jobs_file = tmp_path / f"{named[members[0]][0]}.jobs.json"
-        jobs_file.write_text(json.dumps(jobs))
-        codes = _script_server(modules).run(jobs_file, 300 * len(members))
-        assert len(codes) == len(members), f"script runner failed: {codes}"
+    for (modules, template), members in groups.items():
+        forked = _run_forked(template, [paths[i] for i in members]) if template else {}
+        rest = [i for k, i in enumerate(members) if k not in forked]
+        codes = {members.index(i): rc for i, rc in zip(rest, _run_served(modules, [paths[i] for i in rest], tmp_path))}
         for k, i in enumerate(members):
-            results[i] = (codes[k], Path(jobs[k]["out"]).read_text(errors="replace"))
+            code = forked.get(k, codes.get(k))
+            assert code is not None, f"script runner failed: {paths[i].name}"
+            results[i] = (code, Path(f"{paths[i]}.out").read_text(errors="replace"))
     return results
+
+
+SCRIPT_TIMEOUT_S = 300.0
+# A script's heavy imports (tests/script_fork.py heavy_imports) -> (the backend whose zygote template its process
+# is forked from, the heavy packages that template imports beyond the script's own list). The template is the
+# one that backend's workers fork from (harness/execution/zygote.py), so the frameworks are imported once for
+# both. It imports the script's frameworks and no other, except what the script's own imports import anyway:
+# `import paddle` imports torch (through tvm_ffi), and torch.onnx.export, tf2onnx and paddle.onnx.export import
+# onnx (the last also paddle2onnx). A TensorFlow
+# template has jax and matplotlib blocked, the paddle one torch (Backend.excludes): optional imports the
+# frameworks catch, which no script uses. A script that torch.compiles or torch.exports forks from
+# torch-inductor's template (dynamo and inductor imported, the vector ISA picked).
+SCRIPT_TEMPLATES: dict[frozenset[str], tuple[str, frozenset[str]]] = {
+    frozenset(s.split()): (backend, frozenset(also.split())) for s, backend, also in [
+        ("torch", "torch", ""), ("torch torchao", "torch", ""), ("jax", "jax", ""), ("paddle", "paddle", ""),
+        ("tensorflow", "tensorflow", ""), ("tensorflow keras", "tensorflow", ""),
+        ("tensorflow ai_edge_litert", "litert", ""), ("flatbuffers tensorflow ai_edge_litert", "litert", ""),
+        ("tvm", "tvm", ""), ("tvm torch", "tvm", ""), ("tvm onnx", "tvm", ""),
+        ("tvm tensorflow", "tvm-tflite-import", ""),
+        ("onnxruntime torch", "torch-onnx-ort", "onnx"), ("onnx onnxruntime torch", "torch-onnx-ort", ""),
+        ("onnxruntime tensorflow tf2onnx", "tf2onnx-ort", "onnx"), ("onnx onnxruntime tensorflow tf2onnx", "tf2onnx-ort", ""),
+        ("onnxruntime paddle", "paddle2onnx-ort", "torch onnx paddle2onnx"),
+        ("onnxruntime", "onnxruntime", ""), ("onnx onnxruntime", "onnxruntime", ""),
+        ("openvino", "openvino", ""), ("onnx openvino", "openvino", "")]}
+
+
+def script_template(modules: Sequence[str], source: str) -> str | None:
+    """The backend whose zygote a script with these heavy imports forks from (SCRIPT_TEMPLATES), or None:
+    its own script server (tests/script_fork.py)."""
+    entry = SCRIPT_TEMPLATES.get(frozenset(modules))
+    if entry is None:
+        return None
+    if entry[0] == "torch" and ("torch.compile(" in source or "torch.export." in source):
+        return "torch-inductor"
+    return entry[0]
+
+
+def _run_forked(backend: str, paths: Sequence) -> dict[int, int]:
+    """{index: exit code} of the scripts run, each in a process forked from `backend`'s zygote, two at a
+    time; an index left out found no zygote (CONVDIFF_ZYGOTE=0, or it died) and runs in a script server."""
+    import os
+    import subprocess
+    from concurrent.futures import ThreadPoolExecutor
+
+    from harness.execution.pool import preload
+    from harness.execution.zygote import zygote_for
+
+    zygote = zygote_for(preload(backend))
+    if zygote is None or not zygote.ready():
+        return {}
+
+    def one(path) -> int | None:
+        fd = os.open(f"{path}.out", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            proc = zygote.fork_script(str(path), fd, dict(os.environ))
+        finally:
+            os.close(fd)
+        if proc is None:
+            return None
+        try:
+            return proc.wait(SCRIPT_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            return proc.wait()
+
+    with ThreadPoolExecutor(2) as pool:
+        codes = list(pool.map(one, paths))
+    return {k: rc for k, rc in enumerate(codes) if rc is not None}
+
+
+def _run_served(modules: tuple[str, ...], paths: Sequence, tmp_path) -> list[int]:
+    """The scripts' exit codes, run by the script server for these heavy modules (tests/script_fork.py)."""
+    import json
+
+    if not paths:
+        return []
+    jobs = [{"path": str(path), "out": f"{path}.out"} for path in paths]
+    jobs_file = tmp_path / f"{paths[0].stem}.jobs.json"
+    jobs_file.write_text(json.dumps(jobs))
+    codes = _script_server(modules).run(jobs_file, SCRIPT_TIMEOUT_S * len(paths))
+    assert len(codes) == len(paths), f"script runner failed: {codes}"
+    return [codes[k] for k in range(len(paths))]
 
 
 class _ScriptServer:

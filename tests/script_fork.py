@@ -16,13 +16,13 @@ import importlib
 import json
 import os
 import re
-import runpy
 import signal
 import sys
 import time
-import traceback
 from collections.abc import Callable
 from pathlib import Path
+
+from harness.execution import scripts
 
 HEAVY = ("torch", "torchao", "tensorflow", "tf2onnx", "keras", "paddle", "paddle2onnx", "tvm", "jax",
          "onnx", "onnxruntime", "openvino", "ai_edge_litert", "flatbuffers")
@@ -39,55 +39,15 @@ def _child(path: str, out: str) -> None:
     for inherited in _INHERITED:
         with contextlib.suppress(OSError):
             os.close(inherited)
-    fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    os.dup2(fd, 1)
-    os.dup2(fd, 2)
-    os.chdir(os.path.dirname(path) or ".")
-    sys.argv = [path]
-    code = 0
-    try:
-        runpy.run_path(path, run_name="__main__")
-    except SystemExit as exc:
-        if isinstance(exc.code, int) or exc.code is None:
-            code = exc.code or 0
-        else:
-            print(exc.code, file=sys.stderr)
-            code = 1
-    except BaseException:  # noqa: BLE001 - what `python script.py` does with it
-        traceback.print_exc()
-        code = 1
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    os._exit(code)
+    os._exit(scripts.run_as_main(path, os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)))
 
 
 def import_heavy(modules: list[str]) -> None:
     for module in modules:
         with contextlib.suppress(Exception):  # the script meets the same failure and reports it
             importlib.import_module(module)
-    if "torch" in sys.modules:
-        inductor_cache()
+    scripts.inductor_cache()  # where torch is imported: scripts.inductor_cache
     sys.stdout.flush()
-
-
-def inductor_cache() -> None:
-    """Scripts that torch.compile keep inductor's caches where the torch-inductor worker keeps them
-    (`$CONVDIFF_CACHE/inductor/<ISA setting>`), not in inductor's default /tmp/torchinductor_<user>: so
-    `rm -rf .convdiff-cache` leaves the scripts cold too, a compile the worker already did for the same
-    graph is not repeated, and a cache written under one vector ISA is never read under another (inductor's
-    FX graph cache key leaves the ISA out: backends/torch_inductor.py cache_dir). An explicit
-    TORCHINDUCTOR_CACHE_DIR is kept; CONVDIFF_CACHE=off leaves inductor's default."""
-    if os.environ.get("TORCHINDUCTOR_CACHE_DIR"):
-        return
-    with contextlib.suppress(Exception):  # torch without inductor: the script reports what it meets
-        import torch
-
-        from backends.torch_inductor import cache_dir, isa_setting
-
-        root = cache_dir(isa_setting(torch))
-        if root is not None:
-            os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(root)
 
 
 def _print(text: str) -> None:

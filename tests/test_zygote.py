@@ -169,3 +169,53 @@ def test_a_warm_worker_is_not_reused_under_another_runtime_setting(monkeypatch: 
     monkeypatch.setenv("CONVDIFF_CACHE", "/two")
     assert pool.WarmPool.key("torch", "cpu") != pool_key
     assert zygote.environment_key(zygote.RUNTIME_ONLY) == zygote_key
+
+
+def test_script_templates_hold_no_framework_the_script_does_not_import() -> None:
+    """A reproducer script forks from a backend's template (tests/helpers.py SCRIPT_TEMPLATES): the heavy
+    packages that template imports are the script's own, plus only those its entry declares (what the
+    script's imports import anyway); a script that torch.compiles forks from torch-inductor's."""
+    from tests.helpers import SCRIPT_TEMPLATES, script_template
+    from tests.script_fork import HEAVY
+
+    for modules, (backend, also) in SCRIPT_TEMPLATES.items():
+        imported = {m.split(":")[0].split(".")[0] for m in pool.preload(backend) if not m.startswith("-")} & set(HEAVY)
+        assert modules <= set(HEAVY) and imported - modules == also, (sorted(modules), backend)
+        assert script_template(sorted(modules), "import x\n") == backend
+    assert script_template(["torch"], "cm = torch.compile(m)\n") == "torch-inductor"
+    assert script_template(["torch", "torchao"], "ep = torch.export.export(m, (x,))\n") == "torch-inductor"
+    assert script_template(["json"], "") is None and script_template([], "") is None
+
+
+SCRIPTS = {"exits.py": "import os, sys\nprint(os.getcwd() == os.path.dirname(os.path.abspath(sys.argv[0])))\n"
+                       "print('to stderr', file=sys.stderr)\nsys.exit(3)\n",
+           "raises.py": "raise ValueError('no')\n",
+           "message.py": "import sys\nsys.exit('a message')\n",
+           "killed.py": "import os, signal\nos.kill(os.getpid(), signal.SIGTERM)\n",
+           "main.py": "print(__name__, flush=True)\n"}
+
+
+def test_a_script_forked_from_a_zygote_exits_and_prints_as_a_fresh_python_does(tmp_path) -> None:
+    """A ("script", ...) request (harness/execution/scripts.py): exit status (SystemExit's code, 1 for an
+    uncaught exception or a message, -N for a signal), stdout and stderr in one file, the working directory
+    beside the script (as the tests' script runners give it), run as __main__: each as `python script.py`
+    gives them."""
+    import os
+    import subprocess
+    import sys
+
+    z = zygote.zygote_for(("json",))
+    assert z is not None and z.ready()
+    for name, source in SCRIPTS.items():
+        path = tmp_path / name
+        path.write_text(source)
+        fresh = subprocess.run([sys.executable, str(path)], cwd=tmp_path, capture_output=True, text=True)
+        fd = os.open(tmp_path / f"{name}.out", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            proc = z.fork_script(str(path), fd, dict(os.environ))
+        finally:
+            os.close(fd)
+        assert isinstance(proc, Forked)
+        assert proc.wait(60) == fresh.returncode, name
+        lines = lambda text: sorted(ln for ln in text.splitlines() if not ln.startswith(" "))  # noqa: E731 - less a traceback's frames (runpy's)
+        assert lines((tmp_path / f"{name}.out").read_text()) == lines(fresh.stdout + fresh.stderr), name

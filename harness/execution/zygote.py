@@ -12,9 +12,12 @@ The zygote's process is harness/execution/zygote_server.py. Under pytest-xdist t
 share one zygote per key (harness/execution/shared.py): each connects to it instead of starting its own.
 
 Protocol: the controller and the zygote share a Unix socket. A request is a pickled
-(backend, device, environment, cwd) with three descriptors attached (the worker's request pipe, its reply
-pipe and its log); the zygote forks, the child takes the descriptors as its pipes and stdout/stderr, and
-the zygote answers ("spawned", pid). When a child exits the zygote reaps it and sends ("exited", pid,
+("worker", backend, device, environment, cwd) with three descriptors attached (the worker's request pipe,
+its reply pipe and its log); the zygote forks, the child takes the descriptors as its pipes and
+stdout/stderr, and the zygote answers ("spawned", pid). A ("script", path, environment, cwd) request, with
+one descriptor (its output file), forks a child that runs a standalone script as `python path` would
+(harness/execution/scripts.py): the tests run reproducer scripts so, from the template their backend's
+workers fork from, instead of importing the same frameworks again in a process of their own. When a child exits the zygote reaps it and sends ("exited", pid,
 returncode), returncode as subprocess gives it (-N for a signal). The controller's `Forked` stands in for
 subprocess.Popen (poll, wait, kill, pid), killing through a pidfd so that a reused pid is never hit.
 
@@ -132,14 +135,23 @@ class Zygote:
 
     def fork(self, backend: str, device: str, fds: tuple[int, int, int], env: dict[str, str]) -> Forked | None:
         """A worker process forked from this zygote, or None (the zygote is gone)."""
+        return self._fork(("worker", backend, device, env, os.getcwd()), list(fds))
+
+    def fork_script(self, path: str, out_fd: int, env: dict[str, str]) -> Forked | None:
+        """A standalone script run as __main__ in a process forked from this zygote (stdout and stderr to
+        `out_fd`; harness/execution/scripts.py), or None (the zygote is gone). Its exit status is the
+        script's, as `python path` gives it."""
+        return self._fork(("script", path, env, os.getcwd()), [out_fd])
+
+    def _fork(self, request: tuple, fds: list[int]) -> Forked | None:
         if not self.ready():
             return None
         with self.lock:
-            data = pickle.dumps((backend, device, env, os.getcwd()))
+            data = pickle.dumps(request)
             with self.changed:
                 before = len(self.spawned)
             try:
-                socket.send_fds(self.sock, [len(data).to_bytes(4, "little") + data], list(fds))
+                socket.send_fds(self.sock, [len(data).to_bytes(4, "little") + data], fds)
             except OSError:
                 return None
             with self.changed:

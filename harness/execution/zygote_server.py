@@ -29,14 +29,30 @@ def _send(sock: socket.socket, msg: Any) -> None:
     sock.sendall(len(data).to_bytes(4, "little") + data)
 
 
+FDS = {"worker": 3, "script": 1}  # descriptors that come with each kind of request
+
+
 def _child(inherited: list[Any], request: tuple, fds: list[int]) -> None:
-    backend, device, env, cwd = request
+    """A forked child: a worker (("worker", backend, device, env, cwd) with its request pipe, reply pipe
+    and log) or a standalone script (("script", path, env, cwd) with its output file: scripts.run_as_main)."""
+    kind, *rest = request
     code = 1
     try:
-        for obj in inherited:  # the zygote's sockets (and the owner's pidfd) are not the worker's
+        for obj in inherited:  # the zygote's sockets (and the owner's pidfd) are not the child's
             with contextlib.suppress(OSError):
                 obj.close() if hasattr(obj, "close") else os.close(obj)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        if kind == "script":
+            path, env, cwd = rest
+            os.chdir(cwd)
+            os.environ.clear()
+            os.environ.update(env)
+            from harness.execution import scripts
+
+            scripts.inductor_cache(only_if_picked=True)  # a script that compiles forks from inductor's
+            code = scripts.run_as_main(path, fds[0])
+            return
+        backend, device, env, cwd = rest
         to_worker, from_worker, log = fds
         os.dup2(log, 1)
         os.dup2(log, 2)
@@ -119,7 +135,10 @@ def serve(first: socket.socket | None, cpus: set[int], modules: list[str], liste
     for name in ["harness.execution.worker", "backends.registry", "multiprocessing.connection",
                  *(m for m in modules if not m.startswith("-"))]:
         try:
-            importlib.import_module(name)
+            module, _, call = name.partition(":")  # "module:function": a warm-up its forks would each repeat
+            imported = importlib.import_module(module)
+            if call:
+                getattr(imported, call)()
         except Exception as exc:  # noqa: BLE001 - the worker will meet it again and report it
             failed[name] = f"{type(exc).__name__}: {exc}"[:200]
     listener = shared.listen(Path(listen_at)) if listen_at is not None else None
@@ -161,7 +180,8 @@ def serve(first: socket.socket | None, cpus: set[int], modules: list[str], liste
             while len(buffer) >= 4 and len(buffer) >= 4 + int.from_bytes(buffer[:4], "little"):
                 size = int.from_bytes(buffer[:4], "little")
                 request, buffer = pickle.loads(buffer[4:4 + size]), buffer[4 + size:]
-                mine, fds = fds[:3], fds[3:]
+                n = FDS.get(request[0], 0)
+                mine, fds = fds[:n], fds[n:]
                 imports_quiet()
                 pid = os.fork()
                 if pid == 0:

@@ -1,0 +1,68 @@
+"""Run a standalone script as `__main__` in a forked process, as `python script.py` would run it.
+
+Used where a process that has already imported a script's frameworks forks one child per script: a
+zygote (harness/execution/zygote_server.py, a script request) and the tests' script servers
+(tests/script_fork.py). The child chdirs beside the script, puts its directory first on sys.path, sends stdout
+and stderr to one file and runs the script; its exit status is the script's: SystemExit's code, 1 for an uncaught exception (its
+traceback printed), -N for a signal (the parent's waitpid).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import runpy
+import sys
+import traceback
+
+
+def run_as_main(path: str, out_fd: int) -> int:
+    """Run `path` as __main__ with stdout and stderr on `out_fd` (closed here); the exit code."""
+    os.dup2(out_fd, 1)
+    os.dup2(out_fd, 2)
+    if out_fd not in (1, 2):
+        os.close(out_fd)
+    os.chdir(os.path.dirname(path) or ".")
+    sys.argv = [path]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))  # as `python path` puts it first
+    code = 0
+    try:
+        runpy.run_path(path, run_name="__main__")
+    except SystemExit as exc:
+        if isinstance(exc.code, int) or exc.code is None:
+            code = exc.code or 0
+        else:
+            print(exc.code, file=sys.stderr)
+            code = 1
+    except BaseException:  # noqa: BLE001 - what `python script.py` does with it
+        traceback.print_exc()
+        code = 1
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+    return code
+
+
+def inductor_cache(only_if_picked: bool = False) -> None:
+    """Scripts that torch.compile keep inductor's caches where the torch-inductor worker keeps them
+    (`$CONVDIFF_CACHE/inductor/<ISA setting>`), not in inductor's default /tmp/torchinductor_<user>: so
+    `rm -rf .convdiff-cache` leaves the scripts cold too, a compile the worker already did for the same
+    graph is not repeated, and a cache written under one vector ISA is never read under another (inductor's
+    FX graph cache key leaves the ISA out: backends/torch_inductor.py cache_dir). Only where torch is
+    imported already; an explicit TORCHINDUCTOR_CACHE_DIR is kept; CONVDIFF_CACHE=off leaves inductor's
+    default. `only_if_picked` (a fork's own child): only where inductor's vector ISA is picked already (a
+    template that preloads inductor), since picking it costs ~3 s of CPU, which a script that never
+    compiles should not pay in every fork."""
+    if "torch" not in sys.modules or os.environ.get("TORCHINDUCTOR_CACHE_DIR"):
+        return
+    if only_if_picked and "torch._inductor.cpu_vec_isa" not in sys.modules:
+        return
+    with contextlib.suppress(Exception):  # torch without inductor: the script reports what it meets
+        import torch
+
+        from backends.torch_inductor import cache_dir, isa_setting
+
+        root = cache_dir(isa_setting(torch))
+        if root is not None:
+            os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(root)
