@@ -1,10 +1,11 @@
 """Run standalone reproducer scripts, each in its own process, forked from one that imported their frameworks.
 
-Used by tests/helpers.py `run_scripts`: `python tests/script_fork.py JOBS.json`, where JOBS.json lists
-{"path", "out"} entries. This process imports the heavy modules the scripts import (of convdiff only where
-inductor's caches go: `inductor_cache`), then forks one child per script (at most two at a time): the child chdirs beside its script, sends stdout
-and stderr to `out` and runs the script as __main__; its exit status is the script's (SystemExit's code, 1
-for an uncaught exception, -N for a signal), as a fresh `python script.py` would give. Each script still
+Used by tests/helpers.py `run_scripts` for scripts whose heavy imports match no backend's zygote template
+(`SCRIPT_TEMPLATES`; the others fork from that template): `python tests/script_fork.py JOBS.json`, where
+JOBS.json lists {"path", "out"} entries. This process imports the heavy modules the scripts import (of
+convdiff only where inductor's caches go: harness/execution/scripts.py `inductor_cache`), then forks one
+child per script (at most two at a time), which runs it as `python script.py` would
+(harness/execution/scripts.py `run_as_main`). Each script still
 runs alone in a process of its own; only the framework import, which every script of a group repeats, is
 paid once. One JSON line per script on stdout: {"i", "rc"}.
 """
