@@ -147,9 +147,8 @@ SCRIPT_TIMEOUT_S = 300.0
 # one that backend's workers fork from (harness/execution/zygote.py), so the frameworks are imported once for
 # both. It imports the script's frameworks and no other, except what the script's own imports import anyway:
 # `import paddle` imports torch (through tvm_ffi), and torch.onnx.export, tf2onnx and paddle.onnx.export import
-# onnx (the last also paddle2onnx). A TensorFlow
-# template has jax and matplotlib blocked, the paddle one torch (Backend.excludes): optional imports the
-# frameworks catch, which no script uses. A script that torch.compiles or torch.exports forks from
+# onnx (the last also paddle2onnx). A TensorFlow template has jax and matplotlib blocked, the paddle one torch
+# (Backend.excludes): optional imports the frameworks catch, which no script uses. A script that torch.compiles or torch.exports forks from
 # torch-inductor's template (dynamo and inductor imported, the vector ISA picked).
 SCRIPT_TEMPLATES: dict[frozenset[str], tuple[str, frozenset[str]]] = {
     frozenset(s.split()): (backend, frozenset(also.split())) for s, backend, also in [

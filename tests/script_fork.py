@@ -5,9 +5,8 @@ Used by tests/helpers.py `run_scripts` for scripts whose heavy imports match no 
 JOBS.json lists {"path", "out"} entries. This process imports the heavy modules the scripts import (of
 convdiff only where inductor's caches go: harness/execution/scripts.py `inductor_cache`), then forks one
 child per script (at most two at a time), which runs it as `python script.py` would
-(harness/execution/scripts.py `run_as_main`). Each script still
-runs alone in a process of its own; only the framework import, which every script of a group repeats, is
-paid once. One JSON line per script on stdout: {"i", "rc"}.
+(harness/execution/scripts.py `run_as_main`). Each script still runs alone in a process of its own; only
+the framework import, which every script of a group repeats, is paid once. One JSON line per script on stdout: {"i", "rc"}.
 """
 
 from __future__ import annotations

@@ -2,9 +2,9 @@
 
 Used where a process that has already imported a script's frameworks forks one child per script: a
 zygote (harness/execution/zygote_server.py, a script request) and the tests' script servers
-(tests/script_fork.py). The child chdirs beside the script, puts its directory first on sys.path, sends stdout
-and stderr to one file and runs the script; its exit status is the script's: SystemExit's code, 1 for an uncaught exception (its
-traceback printed), -N for a signal (the parent's waitpid).
+(tests/script_fork.py). The child chdirs beside the script, puts its directory first on sys.path, sends
+stdout and stderr to one file and runs the script; its exit status is the script's: SystemExit's code, 1
+for an uncaught exception (its traceback printed), -N for a signal (the parent's waitpid).
 """
 
 from __future__ import annotations

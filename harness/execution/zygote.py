@@ -17,8 +17,9 @@ its reply pipe and its log); the zygote forks, the child takes the descriptors a
 stdout/stderr, and the zygote answers ("spawned", pid). A ("script", path, environment, cwd) request, with
 one descriptor (its output file), forks a child that runs a standalone script as `python path` would
 (harness/execution/scripts.py): the tests run reproducer scripts so, from the template their backend's
-workers fork from, instead of importing the same frameworks again in a process of their own. When a child exits the zygote reaps it and sends ("exited", pid,
-returncode), returncode as subprocess gives it (-N for a signal). The controller's `Forked` stands in for
+workers fork from, instead of importing the same frameworks again in a process of their own. When a
+child exits the zygote reaps it and sends ("exited", pid, returncode), returncode as subprocess gives it
+(-N for a signal). The controller's `Forked` stands in for
 subprocess.Popen (poll, wait, kill, pid), killing through a pidfd so that a reused pid is never hit.
 
 A zygote is keyed by what it imported, the whole environment and the caller's CPU affinity: variables
