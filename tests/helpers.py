@@ -100,11 +100,11 @@ def run_named_scripts(named: Sequence[tuple[str, str]], tmp_path) -> list[tuple[
     """Each (file name, source) script in a process of its own, two at a time: (exit code, stdout and
     stderr together).
 
-    Scripts that import the same frameworks are forked from one interpreter that imported them first
-    (tests/script_fork.py): each still runs alone, as `python script.py` would, without paying the
-    framework import again; that interpreter is kept for the pytest process (`_script_server`), or for
-    the whole session under xdist, so each set of frameworks is imported once rather than once per test
-    module. CONVDIFF_FORK_SCRIPTS=0 starts a fresh interpreter per script instead."""
+    Each script is forked from an interpreter that has already imported its frameworks: the zygote template
+    its backend's workers fork from (SCRIPT_TEMPLATES), or, for a set of imports no template matches, a
+    script server (tests/script_fork.py) kept for the pytest process (`_script_server`), or for the whole
+    session under xdist. Each still runs alone, as `python script.py` would, without paying the framework
+    import again. CONVDIFF_FORK_SCRIPTS=0 starts a fresh interpreter per script instead."""
     import os
     import subprocess
     import sys
