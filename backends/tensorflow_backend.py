@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from backends import tf_xla_cache
 from backends.base import Backend, Capabilities, HostFact, Output, Rejected, Unsupported, first_line
 from backends.tf_epilogue import TF_EPILOGUE_OPS, Epilogue
 from backends.tf_util import NHWC_ONLY, NODE_PREFIX, TF_EXCLUDES, layout_perms, weight_transpose
@@ -204,6 +205,7 @@ class TFBase(Backend):
     def setup(self, device: str) -> None:
         os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
         os.environ["KERAS_BACKEND"] = "tensorflow"
+        tf_xla_cache.enable(self.version())
         import tensorflow as tf
 
         tf.get_logger().setLevel("ERROR")
