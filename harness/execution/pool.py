@@ -12,14 +12,25 @@ import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from multiprocessing.connection import Connection, wait
+from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
+from harness.execution.worker import unsupported
 from harness.execution.zygote import Forked, environment_key, zygote_for
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
 
+
+def run_message(case: Case, inputs: Inputs) -> bytes:
+    """A case as the worker receives it, pickled once: the controller sends the same bytes to every
+    worker that runs the case (the corpus' model-sized cases are tens of megabytes; pickling them once
+    per worker cost the controller ~10 s of CPU in a full run)."""
+    return bytes(ForkingPickler.dumps(("run", case, inputs)))
+
+
 # a started worker process: (process, its answers, its requests, its log, when it started)
 Spawned = tuple[subprocess.Popen, Connection, Connection, Any, float]
+PLAN_TIMEOUT_S = 60.0  # worker.plan: supports() over the cases, milliseconds each
 STARTUP_TIMEOUT_S = 300.0  # importing a framework (and a cold CUDA context) can be slow
 PREPARE_TIMEOUT_S, PREPARE_PER_CASE_S = 60.0, 10.0  # Backend.prepare's deadline: fixed + per case
 
@@ -77,6 +88,8 @@ class Worker:
         self.batch_size = 0  # Backend.batch_size, from the hello: > 0 where prepare() builds ahead
         self.preparing: float | None = None  # the deadline of a prepare in progress
         self.prepared: dict[str, Any] = {}  # what the last prepare reported (counts, or an error)
+        self.planned: list[Case] = []  # the cases of the last plan (alive, so their ids stay theirs)
+        self.declined: dict[int, str] = {}  # id(case) -> why the backend declares it unsupported
         self.greeted = False  # the live process's hello was read (ready() is then answered at once)
         self.fresh_only = False  # a forked process died before greeting: start fresh interpreters from now on
 
@@ -187,14 +200,17 @@ class Worker:
         return self.reason is None
 
     def _send(self, message: tuple) -> None:
-        """Write one message from the sender thread, in order. The controller must never block on a
-        write: with a large case queued behind one whose large answer the worker is writing, both
+        self._send_wire(bytes(ForkingPickler.dumps(message)))
+
+    def _send_wire(self, wire: bytes) -> None:
+        """Write one pickled message from the sender thread, in order. The controller must never block
+        on a write: with a large case queued behind one whose large answer the worker is writing, both
         pipes fill and each side waits for the other (model-sized tensors are megabytes)."""
         conn = self.send_conn
 
         def write() -> None:
             with contextlib.suppress(OSError, ValueError):  # a dead worker shows in collect()
-                conn.send(message)
+                conn.send_bytes(wire)  # what conn.send(message) writes: the worker's recv() unpickles it
 
         if self.sender is not None:
             self.sender.submit(write)
@@ -228,6 +244,33 @@ class Worker:
             self.log = None
 
     # --- cases in flight ------------------------------------------------------
+    def send_plan(self, cases: list[Case]) -> None:
+        """Before any case is submitted: ask which of `cases` the backend declares unsupported
+        (worker.plan), so that those get their answer here and none of their inputs is sent."""
+        self.planned, self.declined = list(cases), {}
+        if self.proc is not None and not self.inflight and self.preparing is None and cases:
+            self._send(("plan", self.planned))
+
+    def await_plan(self) -> None:
+        """Read send_plan's answer. A worker that dies or hangs meanwhile is replaced at its first
+        collect(), and its cases are all sent, as without a plan."""
+        if self.proc is None or self.inflight or not self.planned:
+            return
+        try:
+            if wait([self.conn], timeout=PLAN_TIMEOUT_S):
+                kind, found = self.conn.recv()
+                if kind == "planned":
+                    self.declined = {id(self.planned[i]): reason for i, reason in found.items()}
+                    return
+        except (EOFError, OSError):
+            pass
+        self.kill()
+
+    def declines(self, case: Case) -> dict[str, Any] | None:
+        """The answer for a case the plan found unsupported (what the worker would send), else None."""
+        reason = self.declined.get(id(case))
+        return None if reason is None else unsupported(reason)
+
     def prepare(self, cases: list[Case]) -> None:
         """Before any case is submitted: have the worker build ahead for `cases` (Backend.prepare).
         The first collect() waits for it; if the worker dies or hangs meanwhile, a fresh one runs
@@ -252,11 +295,12 @@ class Worker:
         self.prepared = {"error": f"{_death(self._exit_code())} while preparing{self._last_log_line()}"}
         self.kill()
 
-    def submit(self, case: Case, inputs: Inputs) -> None:
-        """Queue a case. The worker answers in order, so several may be in flight (pipelining)."""
+    def submit(self, case: Case, inputs: Inputs, wire: bytes | None = None) -> None:
+        """Queue a case. The worker answers in order, so several may be in flight (pipelining).
+        `wire`: run_message(case, inputs), where the caller sends one case to many workers."""
         self.inflight.append((case, inputs))
-        if self.proc is not None:
-            self._send(("run", case, inputs))  # if the worker died, collect() reports it and resends the rest
+        if self.proc is not None:  # if the worker died, collect() reports it and resends the rest
+            self._send_wire(wire if wire is not None else run_message(case, inputs))
         if len(self.inflight) == 1:
             self.head_since = time.monotonic()
 

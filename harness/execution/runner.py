@@ -13,7 +13,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.execution.pool import POOL, Worker, prestart, release
+from threadpoolctl import threadpool_limits
+
+from harness.execution.pool import POOL, Worker, prestart, release, run_message
 from harness.execution.prefetch import MAX_AHEAD, Prefetch
 from harness.execution.records import Record
 from harness.model.case import Case
@@ -22,6 +24,10 @@ from harness.numerics.oracle import reference
 from harness.numerics.oracle_grad import gradient_reference
 from harness.numerics.quant import quant_reference
 
+# The controller's BLAS (numpy's OpenBLAS, in the oracle's einsum) on one thread while workers run: with
+# its default of one thread per core it spent 8.5 CPU-s on the full corpus' inputs and oracles where one
+# thread spends 5.4, and its spinning threads take cores from the workers.
+ONE_BLAS_THREAD = 1
 PIPELINE_DEPTH = 2  # cases queued per worker beyond the one being judged
 
 Prepared = tuple[Case, Inputs, tuple | None, dict | None]  # a case, its inputs, oracle, gradient oracles
@@ -95,13 +101,19 @@ class Lane:
         Pipelined: each worker already holds the next case while this one is judged, and
         inputs and oracles are made ahead on a thread (harness/execution/prefetch.py), so the
         controller's float64 work overlaps the workers' instead of sitting between them."""
-        for w in self.workers if plan is not None else []:
-            w.prepare([c for c in plan if select is None or select(w.backend, c)])
+        shares = {w.target: [c for c in plan or () if select is None or select(w.backend, c)] for w in self.workers}
+        for w in self.workers:
+            w.send_plan(shares[w.target])  # all asked first, so they answer side by side; [] forgets a last plan
+        for w in self.workers:
+            w.await_plan()
+            w.prepare(shares[w.target])
         pending: deque[tuple[Prepared, list[Worker]]] = deque()
         for prepared in (cases if isinstance(cases, Prefetch) else prefetch(cases)):
             chosen = [w for w in self.workers if select is None or select(w.backend, prepared[0])]
-            for w in chosen:
-                w.submit(prepared[0], prepared[1])
+            runs = [w for w in chosen if w.declines(prepared[0]) is None]
+            wire = run_message(prepared[0], prepared[1]) if runs else None
+            for w in runs:
+                w.submit(prepared[0], prepared[1], wire)
             pending.append((prepared, chosen))
             if len(pending) > PIPELINE_DEPTH:
                 self.finish(*pending.popleft(), timeout, judge, sink)
@@ -111,7 +123,8 @@ class Lane:
     def finish(self, prepared: Prepared, workers: list[Worker], timeout: float, judge: Judge,
                sink: Callable[[Record], None]) -> None:
         for w in workers:
-            for rec in judge(prepared[0], w, w.collect(timeout), prepared):
+            payload = w.declines(prepared[0]) or w.collect(timeout)
+            for rec in judge(prepared[0], w, payload, prepared):
                 sink(rec)
 
     def stop(self) -> None:
@@ -138,6 +151,7 @@ def run_cases(cases: Sequence[Case], targets: Sequence[tuple[str, str]], sink: C
     def work(i: int) -> None:
         lanes[i].run(prepared[i], timeout, judge, locked_sink, select, plan=shares[i])
 
+    blas = threadpool_limits(ONE_BLAS_THREAD, user_api="blas")
     try:
         for lane in lanes:
             lane.start(info)
@@ -154,4 +168,5 @@ def run_cases(cases: Sequence[Case], targets: Sequence[tuple[str, str]], sink: C
             p.cancel()
         for lane in lanes:
             lane.stop()
+        blas.restore_original_limits()
     return info

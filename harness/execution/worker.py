@@ -27,12 +27,41 @@ BATCH_ENV = "CONVDIFF_BATCH"  # 0 or off: no Backend.prepare, every case builds 
 PROFILE_ENV = "CONVDIFF_PROFILE"  # a directory: each worker writes its cProfile stats there when it stops
 
 
+def unsupported_reason(backend: Any, case: Case, device: str) -> str | None:
+    """Why the backend declares the case beyond what it can express, from the case alone (no inputs)."""
+    return backend.epilogue_reason(case) or backend.supports(case, device) or None
+
+
+def unsupported(reason: str) -> dict[str, Any]:
+    """The answer for a case the backend declares unsupported before running anything."""
+    return {"status": "unsupported", "message": reason, "duration_s": 0.0}
+
+
+def plan(backend: Any, cases: list[Case], device: str) -> dict[int, str]:
+    """{index: reason} of the cases to come that the backend declares unsupported, so that the controller
+    answers them itself and sends none of their inputs (a quarter of a full run's cases: the quantized
+    backends decline every float case, the float ones every quantized case). A gradient case is left out
+    (its gradients are classified in execute_gradients), as is any case whose check raises: each of those
+    is sent and classified by execute() as before."""
+    out = {}
+    for i, case in enumerate(cases):
+        if case.gradient_outputs:
+            continue
+        try:
+            reason = unsupported_reason(backend, case, device)
+        except Exception:  # noqa: BLE001 - execute() meets it again and reports it
+            continue
+        if reason:
+            out[i] = reason
+    return out
+
+
 def execute(backend: Any, case: Case, inputs: Inputs, device: str) -> dict[str, Any]:
     """Run one case; classify what happened without judging the values."""
     start = time.perf_counter()
-    reason = backend.epilogue_reason(case) or backend.supports(case, device)
+    reason = unsupported_reason(backend, case, device)
     if reason:
-        return {"status": "unsupported", "message": reason, "duration_s": 0.0}
+        return unsupported(reason)
     if case.geometry is None and case.epilogue:
         # an invalid case is judged on whether the framework rejects its convolution: it has no output
         # to apply an epilogue to, and the harness draws no constants for one (numerics/inputs.py)
@@ -130,6 +159,9 @@ def worker_main(requests: Any, replies: Any, backend_name: str, device: str) -> 
         msg = inbox.get()
         if msg[0] == "stop":
             return
+        if msg[0] == "plan":  # which of the cases to come need no inputs: answered at once
+            replies.send(("planned", plan(backend, msg[1], device)))
+            continue
         if msg[0] == "prepare":  # build ahead for the cases to come (Backend.prepare); never fatal
             replies.send(("prepared", prepare(backend, msg[1], device)))
             continue
