@@ -136,8 +136,10 @@ class KerasBackend(TFBase):
         plan = layer_call(case, nc)
         if plan.pad_input is not None:
             x = keras.ops.pad(x, plan.pad_input)
+        # zeros, not Keras' random defaults: set_weights overwrites them, and drawing them was ~7% of a case
         layer = getattr(keras.layers, plan.cls)(plan.filters, plan.kernel_size, data_format=plan.data_format,
-                                                use_bias=b is not None, dtype=plan.dtype, **plan.kwargs)
+                                                use_bias=b is not None, dtype=plan.dtype, kernel_initializer="zeros",
+                                                bias_initializer="zeros", **plan.kwargs)
         layer.build(tuple(x.shape))
         layer.set_weights([w] if b is None else [w, b])
         self.layer = layer  # its variables are the gradient sources (tf_gradients.py)
