@@ -19,6 +19,7 @@ from html import escape
 from typing import Any
 
 from harness.execution.records import Record
+from reports.svg_cache import cached_svg
 
 _salt = itertools.count()
 CLIP = 1e4  # plotted stand-in for a non-finite ratio (NaN / Inf outputs)
@@ -46,7 +47,8 @@ def matplotlib_svg(where: dict[str, Any]) -> str:
     """The figure for `where`, drawn once per process for each distinct `where` (a report, and the tests'
     reports, meet the same profile more than once: 107 figures of 12 distinct ones in the report tests, at
     ~0.3 s each); every copy gets ids of its own, so figures inlined in one page never share one."""
-    svg = _drawn(json.dumps(where))  # key order kept: it is the panels' order
+    where_json = json.dumps(where)  # key order kept: it is the panels' order
+    svg = cached_svg("where", where_json, lambda: _drawn(where_json))
     salt = next(_salt)
     return _REFERENCED.sub(lambda m: f"{m.group(1)}-{salt}", svg)
 
