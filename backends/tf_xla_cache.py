@@ -28,9 +28,20 @@ import json
 import os
 
 from backends.artifacts import cache_base
-from harness.execution.host import all_cpu_flags
 
 FLAG = "--tf_xla_persistent_cache_directory"
+
+
+def cpu_flags() -> list[str]:
+    """Every flag of the CPU (the first processor's line of /proc/cpuinfo, sorted; [] elsewhere): what
+    XLA's host-targeting compiler may use. (harness.execution.host reads the kernel-selecting subset for
+    the controller; a backend module does not import the execution stage.)"""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            line = next((ln for ln in fh if ln.startswith("flags")), "")
+    except OSError:
+        return []
+    return sorted(set(line.partition(":")[2].split()))
 
 
 def enable(tf_version: str) -> str | None:
@@ -40,7 +51,7 @@ def enable(tf_version: str) -> str | None:
     flags = os.environ.get("TF_XLA_FLAGS", "")
     if base is None or FLAG in flags or os.environ.get("CONVDIFF_CACHE_WRITE", "").lower() == "second":
         return None
-    doc = {"tf": tf_version, "cpu": all_cpu_flags(), "XLA_FLAGS": os.environ.get("XLA_FLAGS", ""),
+    doc = {"tf": tf_version, "cpu": cpu_flags(), "XLA_FLAGS": os.environ.get("XLA_FLAGS", ""),
            "TF_XLA_FLAGS": flags}
     key = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:16]
     where = (base / "tf-xla" / key).resolve()

@@ -89,12 +89,6 @@ def _cpuinfo() -> dict[str, str]:
 
 
 @cache
-def all_cpu_flags() -> tuple[str, ...]:
-    """Every flag of the CPU, sorted: what a compiler that targets the host (XLA's, LLVM's) may use."""
-    return tuple(sorted(set(_cpuinfo().get("flags", "").split())))
-
-
-@cache
 def cpu_facts() -> dict[str, Any]:
     """CPU facts of this machine, as the controller sees them (read once per process)."""
     info = _cpuinfo()
