@@ -49,7 +49,7 @@ def test_off_where_asked(tmp_path, monkeypatch, env):
 
 def test_warm_run_compiles_nothing_and_gives_the_same_records(tmp_path, monkeypatch):
     from harness.commands.cli import main
-    from harness.execution.pool import POOL
+    from harness.execution.warm_pool import POOL
 
     for b in ("tf-xla", "tensorflow-keras"):
         if get_backend(b).unavailable_reason():

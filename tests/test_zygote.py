@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.execution import pool, zygote
+from harness.execution import pool, warm_pool, zygote
 from harness.execution.pool import Worker
 from harness.execution.zygote import Forked
 from harness.numerics.inputs import make_inputs
@@ -165,9 +165,9 @@ def test_a_warm_worker_is_not_reused_under_another_runtime_setting(monkeypatch: 
     """A warm worker's setup has read CONVDIFF_CACHE (its artifact cache): the warm pool keys on the whole
     environment, while the zygote, which has run no setup, ignores it."""
     monkeypatch.setenv("CONVDIFF_CACHE", "/one")
-    pool_key, zygote_key = pool.WarmPool.key("torch", "cpu"), zygote.environment_key(zygote.RUNTIME_ONLY)
+    pool_key, zygote_key = warm_pool.WarmPool.key("torch", "cpu"), zygote.environment_key(zygote.RUNTIME_ONLY)
     monkeypatch.setenv("CONVDIFF_CACHE", "/two")
-    assert pool.WarmPool.key("torch", "cpu") != pool_key
+    assert warm_pool.WarmPool.key("torch", "cpu") != pool_key
     assert zygote.environment_key(zygote.RUNTIME_ONLY) == zygote_key
 
 

@@ -18,8 +18,9 @@ import pytest
 
 from backends.registry import UnknownBackend, get_backend, installed_backends, parse_backends
 from harness.execution.host import cpu_facts, merged
-from harness.execution.pool import POOL, Worker, release, stop_all
+from harness.execution.pool import Worker, stop_all
 from harness.execution.runner import gradient_oracle_for, oracle_for
+from harness.execution.warm_pool import POOL, release
 from harness.judge.known_issues import KnownIssue, KnownIssues, load_known_issues
 from harness.judge.verdict import judge, judge_case
 from harness.model.case import Case

@@ -15,9 +15,10 @@ from typing import Any
 
 from threadpoolctl import threadpool_limits
 
-from harness.execution.pool import POOL, Worker, prestart, release, run_message
+from harness.execution.pool import Worker, prestart, run_message
 from harness.execution.prefetch import MAX_AHEAD, Prefetch
 from harness.execution.records import Record
+from harness.execution.warm_pool import POOL, release
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs, make_inputs
 from harness.numerics.oracle import reference

@@ -269,7 +269,7 @@ def _environment(ignore: frozenset[str]) -> tuple[tuple[str, str], ...]:
 def environment_key(ignore: frozenset[str] = frozenset()) -> int:
     """What a process starts under: the environment, less pytest's per-test bookkeeping (PYTEST_*) and
     `ignore`, and the calling thread's CPU affinity (which a launched process inherits). A zygote ignores
-    RUNTIME_ONLY; a warm worker (pool.WarmPool) does not: its setup has read them."""
+    RUNTIME_ONLY; a warm worker (warm_pool.WarmPool) does not: its setup has read them."""
     return hash((_environment(ignore), frozenset(os.sched_getaffinity(0))))
 
 
