@@ -16,7 +16,8 @@ stored them, as a second `convdiff run` of the same cases does; a worker that ra
 (pytest's warm pool, another selection) misses and compiles, as it would without the cache.
 TF's key leaves out what the compiled code was built for, so the
 directory is keyed here by the TensorFlow version, every CPU flag (XLA targets the host CPU: an entry
-compiled with AVX-512 would be illegal on an AVX2 machine that finds the same cache) and the XLA flags.
+compiled with AVX-512 would be illegal on an AVX2 machine that finds the same cache), the XLA flags and
+the oneDNN settings (`KEYED_ENV`: the host matrix runs one cache under several).
 Not under `CONVDIFF_CACHE_WRITE=second` (`convdiff fuzz`: its graphs rarely come back, and TF cannot
 write an entry only on its second sighting), nor where the user's TF_XLA_FLAGS already name a directory.
 """
@@ -30,6 +31,8 @@ import os
 from backends.artifacts import cache_base
 
 FLAG = "--tf_xla_persistent_cache_directory"
+# settings that may change what XLA's CPU compiler emits (oneDNN rewrites follow TF's oneDNN switch and cap)
+KEYED_ENV = ("XLA_FLAGS", "TF_ENABLE_ONEDNN_OPTS", "ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA")
 
 
 def cpu_flags() -> list[str]:
@@ -51,8 +54,8 @@ def enable(tf_version: str) -> str | None:
     flags = os.environ.get("TF_XLA_FLAGS", "")
     if base is None or FLAG in flags or os.environ.get("CONVDIFF_CACHE_WRITE", "").lower() == "second":
         return None
-    doc = {"tf": tf_version, "cpu": cpu_flags(), "XLA_FLAGS": os.environ.get("XLA_FLAGS", ""),
-           "TF_XLA_FLAGS": flags}
+    doc = {"tf": tf_version, "cpu": cpu_flags(), "TF_XLA_FLAGS": flags,
+           **{name: os.environ.get(name, "") for name in KEYED_ENV}}
     key = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:16]
     where = (base / "tf-xla" / key).resolve()
     where.mkdir(parents=True, exist_ok=True)
