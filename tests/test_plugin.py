@@ -154,3 +154,24 @@ def test_max_rel_err_entry_never_explains_a_non_finite_output(corpus):
     corpus.path.joinpath("cases", "known_issues.yaml").write_text(known)
     result = corpus.runpytest_subprocess("cases", "--backends", "fault:nan", "--tier", "smoke", "-rxX")
     result.assert_outcomes(failed=2)
+
+
+def test_loadgroup_orders_the_largest_units_first(corpus):
+    """Under --dist loadgroup xdist hands out groups in the order of their first items: test modules that
+    are one group (a shared module fixture), then the targets that build a model per case, then the other
+    targets, then the other tests (harness/commands/plugin.py pytest_collection_modifyitems). Without
+    loadgroup, items stay as collected (tests first, as named on the command line)."""
+    corpus.mkdir("tests")
+    corpus.path.joinpath("tests", "test_a_plain.py").write_text("def test_plain():\n    pass\n")
+    corpus.path.joinpath("tests", "test_b_grouped.py").write_text(
+        "import pytest\n\npytestmark = pytest.mark.xdist_group('b')\n\n\ndef test_grouped():\n    pass\n")
+    args = ("tests", "cases", "--backends", "torch,tvm", "--tier", "smoke", "--collect-only", "-q")
+    grouped = [ln for ln in corpus.runpytest_subprocess(*args, "-p", "xdist", "--dist", "loadgroup").stdout.lines
+               if "::" in ln]
+    assert grouped == ["tests/test_b_grouped.py::test_grouped",
+                       "cases/conv2d.yaml::smoke_one[tvm-cpu]", "cases/conv2d.yaml::nan_known[tvm-cpu]",
+                       "cases/conv2d.yaml::smoke_one[torch-cpu]", "cases/conv2d.yaml::nan_known[torch-cpu]",
+                       "tests/test_a_plain.py::test_plain"], grouped
+    plain = [ln for ln in corpus.runpytest_subprocess(*args).stdout.lines if "::" in ln]
+    assert plain[:2] == ["tests/test_a_plain.py::test_plain", "tests/test_b_grouped.py::test_grouped"], plain
+    assert sorted(plain) == sorted(grouped)
