@@ -157,10 +157,9 @@ def test_max_rel_err_entry_never_explains_a_non_finite_output(corpus):
 
 
 def test_loadgroup_orders_the_largest_units_first(corpus):
-    """Under --dist loadgroup xdist hands out groups in the order of their first items: test modules that
-    are one group (a shared module fixture), then the targets that build a model per case, then the other
-    targets, then the other tests (harness/commands/plugin.py pytest_collection_modifyitems). Without
-    loadgroup, items stay as collected (tests first, as named on the command line)."""
+    """Under --dist loadgroup xdist hands out groups in the order of their first items: the targets that
+    build a model per case, then the other targets, then the tests as collected (harness/commands/plugin.py
+    pytest_collection_modifyitems). Without loadgroup, items stay as collected (tests first, as named)."""
     corpus.mkdir("tests")
     corpus.path.joinpath("tests", "test_a_plain.py").write_text("def test_plain():\n    pass\n")
     corpus.path.joinpath("tests", "test_b_grouped.py").write_text(
@@ -168,10 +167,9 @@ def test_loadgroup_orders_the_largest_units_first(corpus):
     args = ("tests", "cases", "--backends", "torch,tvm", "--tier", "smoke", "--collect-only", "-q")
     grouped = [ln for ln in corpus.runpytest_subprocess(*args, "-p", "xdist", "--dist", "loadgroup").stdout.lines
                if "::" in ln]
-    assert grouped == ["tests/test_b_grouped.py::test_grouped",
-                       "cases/conv2d.yaml::smoke_one[tvm-cpu]", "cases/conv2d.yaml::nan_known[tvm-cpu]",
+    assert grouped == ["cases/conv2d.yaml::smoke_one[tvm-cpu]", "cases/conv2d.yaml::nan_known[tvm-cpu]",
                        "cases/conv2d.yaml::smoke_one[torch-cpu]", "cases/conv2d.yaml::nan_known[torch-cpu]",
-                       "tests/test_a_plain.py::test_plain"], grouped
+                       "tests/test_a_plain.py::test_plain", "tests/test_b_grouped.py::test_grouped"], grouped
     plain = [ln for ln in corpus.runpytest_subprocess(*args).stdout.lines if "::" in ln]
     assert plain[:2] == ["tests/test_a_plain.py::test_plain", "tests/test_b_grouped.py::test_grouped"], plain
     assert sorted(plain) == sorted(grouped)
