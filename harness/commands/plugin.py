@@ -164,6 +164,7 @@ class ConvdiffState:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[STATE] = ConvdiffState(config)
+    REPORTED.clear()
     POOL.enabled = True  # test modules and case items share warm workers (harness/execution/pool.py)
     from harness.execution import shared  # an xdist session's processes share their zygotes
 
@@ -221,8 +222,8 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Under xdist, every collected item must have reported: fail the session if some never ran. (Seen
-    once, 2026-11-27: a make test whose summary counted 9 items fewer than it collected, all passed and
-    green; the same code's next run ran all. The cause is not known; here it is at least not silent.)"""
+    once, 2026-11-27: a make test, then ordering the test modules with a shared fixture first, reported 9
+    items fewer than it collected, and passed; a rerun of that code ran all. Cause unknown; not silent now.)"""
     config = session.config
     if (getattr(config, "workerinput", None) is not None or not config.getoption("numprocesses", None)
             or config.option.collectonly):
