@@ -173,3 +173,31 @@ def test_loadgroup_orders_the_largest_units_first(corpus):
     plain = [ln for ln in corpus.runpytest_subprocess(*args).stdout.lines if "::" in ln]
     assert plain[:2] == ["tests/test_a_plain.py::test_plain", "tests/test_b_grouped.py::test_grouped"], plain
     assert sorted(plain) == sorted(grouped)
+
+
+def test_an_xdist_session_with_unreported_items_fails():
+    """The xdist controller fails the session when fewer items reported than were collected (a loss
+    that would otherwise pass green), and leaves a complete or a worker process's session alone."""
+    from types import SimpleNamespace
+
+    from harness.commands import plugin
+
+    def session(workerinput=None):
+        option = SimpleNamespace(collectonly=False)
+        config = SimpleNamespace(option=option, getoption=lambda name, default=None: 2,
+                                 pluginmanager=SimpleNamespace(get_plugin=lambda name: None))
+        if workerinput is not None:
+            config.workerinput = workerinput
+        return SimpleNamespace(config=config, testscollected=3, shouldstop=False, exitstatus=0)
+
+    plugin.REPORTED.clear()
+    plugin.REPORTED.update({"a", "b"})
+    lost, worker = session(), session(workerinput={})
+    plugin.pytest_sessionfinish(lost, 0)
+    plugin.pytest_sessionfinish(worker, 0)
+    assert lost.exitstatus == pytest.ExitCode.TESTS_FAILED and worker.exitstatus == 0
+    plugin.REPORTED.add("c")
+    whole = session()
+    plugin.pytest_sessionfinish(whole, 0)
+    assert whole.exitstatus == 0
+    plugin.REPORTED.clear()
