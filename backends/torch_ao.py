@@ -48,6 +48,7 @@ QUINT8_ONLY = {"x86": "get_x86_backend_config", "fbgemm": "get_fbgemm_backend_co
 
 class TorchAoBackend(Backend):
     framework = "torch"
+    preload = TorchBackend.preload  # as torch (one zygote for both)
     devices = ("cpu",)
     engine = ""
     quantized = "torch.ao.nn.quantized Conv/ConvTranspose modules under torch.backends.quantized.engine"

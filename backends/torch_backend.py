@@ -54,6 +54,9 @@ def invalid_padding_reason(case: Case) -> str | None:
 class TorchBackend(Backend):
     name = "torch"
     framework = "torch"
+    # torch.autograd.grad imports symbolic_shapes (and sympy) on its first call: 0.45 s in each forked
+    # worker that differentiates (the mutants' too) unless the zygote has imported it
+    preload = ("torch.fx.experimental.symbolic_shapes",)
     epilogue_ops = EPILOGUE_OPS
     capabilities = Capabilities(
         padding=("symmetric", "same (conv, stride 1)", "valid (conv)"),
