@@ -40,7 +40,7 @@ from harness.execution.records import STATUSES
 from harness.model.case import Case
 from harness.model.predicate import PredicateError, compile_predicate, evaluate
 from harness.model.schema import CASE_FIELDS
-from harness.model.yamlmap import InputError, LineList, LineMap, load_yaml
+from harness.model.yamlmap import InputError, LineList, LineMap, load_yaml, parsed_once
 from harness.numerics.bound import accumulation_length
 
 ENTRY_FIELDS = ("id", "backend", "device", "host", "cases", "status", "max_rel_err", "reason", "link")
@@ -205,7 +205,11 @@ def load_known_issues(path: str | Path) -> KnownIssues:
     path = str(path)
     if not Path(path).exists():
         return KnownIssues([])
-    doc = load_yaml(path)
+    return KnownIssues(list(parsed_once(path, "known_issues", _entries)))
+
+
+def _entries(path: str, text: str) -> tuple[KnownIssue, ...]:
+    doc = load_yaml(path, text)
     if not isinstance(doc, LineMap) or not isinstance(doc.get("issues", []), list):
         raise InputError(path, getattr(doc, "line", 1), "issues", "must be a mapping with an 'issues' list")
     entries: list[KnownIssue] = []
@@ -248,7 +252,7 @@ def load_known_issues(path: str | Path) -> KnownIssues:
             status=statuses, reason=str(raw["reason"]), link=str(raw["link"]), when=when, host=host,
             max_rel_err=None if max_rel_err is None else float(max_rel_err),
         ))
-    return KnownIssues(entries)
+    return tuple(entries)
 
 
 def _load_host(path: str, raw: LineMap) -> dict[str, Any]:

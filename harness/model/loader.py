@@ -11,7 +11,7 @@ from typing import Any
 from harness.model.case import Case
 from harness.model.schema import CASE_FIELDS, validate_fields
 from harness.model.validity import ShapeError, canonical_case
-from harness.model.yamlmap import InputError, LineList, LineMap, load_yaml
+from harness.model.yamlmap import InputError, LineList, LineMap, load_yaml, parsed_once
 
 NOT_CASE_FILES = {"known_issues.yaml"}
 TOP_KEYS = ("defaults", "cases")
@@ -59,8 +59,11 @@ def _expand(path: str, raw: LineMap, defaults: LineMap) -> Iterable[tuple[str, d
 
 def load_file(path: str | os.PathLike) -> list[Case]:
     """All cases of one file, expanded; raise InputError on the first problem."""
-    path = str(path)
-    doc = load_yaml(path)
+    return list(parsed_once(str(path), "cases", _load_file))
+
+
+def _load_file(path: str, text: str) -> tuple[Case, ...]:
+    doc = load_yaml(path, text)
     if not isinstance(doc, LineMap):
         raise InputError(path, getattr(doc, "line", 1), "file", "must be a mapping with a 'cases' list")
     for key in doc:
@@ -89,7 +92,7 @@ def load_file(path: str | os.PathLike) -> list[Case]:
             raise InputError(path, raw_line, "cases", "each case must be a mapping")
         for case_id, mapping, lines in _expand(path, raw, defaults):
             out.append(_one_case(path, raw_line, case_id, mapping, lines, seen))
-    return out
+    return tuple(out)
 
 
 def _one_case(path: str, raw_line: int, case_id: str, mapping: dict, lines: dict, seen: dict) -> Case:

@@ -11,9 +11,13 @@ pure-Python SafeLoader again, so a message and its line are always that loader's
 
 from __future__ import annotations
 
-from typing import Any
+import hashlib
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import yaml
+
+T = TypeVar("T")
 
 FastLoader = getattr(yaml, "CSafeLoader", None)  # libyaml's parser, PyYAML's safe constructor and resolver
 
@@ -106,6 +110,29 @@ def _questions_quoted(text: str, root: yaml.Node) -> bool:
             return False
         at = text.find("?", at + 1)
     return True
+
+
+_PARSED: dict[tuple[str, str, str], Any] = {}
+
+
+def parsed_once(path: str, kind: str, build: Callable[[str, str], T]) -> T:
+    """`build(path, text)` for the file's current text, computed once per process for the same path, kind and
+    text (a session reads known_issues.yaml and each case file tens of times: ~5 CPU-s of parsing in `make
+    test`). The text is read every time, so an edited file is parsed again; what `build` returns is shared
+    between callers and must not be changed by them. An InputError is raised again, not remembered."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError as exc:
+        raise InputError(path, 0, "file", f"cannot read: {exc.__class__.__name__}: {exc}") from None
+    key = (path, kind, hashlib.sha256(raw).hexdigest())
+    if key not in _PARSED:
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(path, 0, "file", f"cannot read: {exc.__class__.__name__}: {exc}") from None
+        _PARSED[key] = build(path, text)
+    return _PARSED[key]
 
 
 def load_yaml(path: str, text: str | None = None) -> Any:

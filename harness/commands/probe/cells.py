@@ -18,6 +18,7 @@ Results are cached per backend, device, framework version and adapter source und
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 import json
@@ -97,10 +98,23 @@ def classify(rec: Record) -> Cell:
     return Cell("native", "", rec.status)
 
 
-def adapter_digest(name: str) -> str:
-    """Digest of the adapter's source and the backends/ modules it imports (an edit re-probes it)."""
+@functools.cache
+def _backend_imports(src: str) -> tuple[str, ...]:
+    """The backends/ modules a module's source imports (parsed once per source text: a test session asks
+    for the digests of every backend tens of times)."""
     import ast
 
+    found = []
+    for node in ast.walk(ast.parse(src)):
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+            found.append(f"backends.{node.module}")
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("backends."):
+            found.append(node.module)
+    return tuple(found)
+
+
+def adapter_digest(name: str) -> str:
+    """Digest of the adapter's source and the backends/ modules it imports (an edit re-probes it)."""
     cls = type(get_backend(name))
     todo = [m.__module__ for m in cls.__mro__ if m.__module__.startswith("backends.")]
     seen: set[str] = set()
@@ -112,11 +126,7 @@ def adapter_digest(name: str) -> str:
         seen.add(mod)
         src = inspect.getsource(sys.modules[mod])
         h.update(src.encode())
-        for node in ast.walk(ast.parse(src)):
-            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
-                todo.append(f"backends.{node.module}")
-            elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("backends."):
-                todo.append(node.module)
+        todo.extend(_backend_imports(src))
     return h.hexdigest()[:16]
 
 
