@@ -79,3 +79,29 @@ def test_corpus_size_and_smoke_tier():
     assert 25 <= len(smoke) <= 100
     assert {c.op for c in smoke} == {"conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"}
     assert {c.dtype for c in cases} == {"float32", "float64", "float16", "bfloat16", "uint8", "int8"}
+
+
+def test_a_file_is_parsed_once_per_text_and_again_once_edited(tmp_path, monkeypatch):
+    """A session reads each case file and known_issues.yaml many times (yamlmap.parsed_once): the same text is
+    parsed once, an edited file again, a bad file raises every time, and no caller's change reaches another."""
+    import pytest
+
+    from harness.model import loader
+    from harness.model.yamlmap import InputError
+
+    parsed = []
+    real = loader._load_file
+    monkeypatch.setattr(loader, "_load_file", lambda path, text: parsed.append(text) or real(path, text))
+    f = tmp_path / "c.yaml"
+    f.write_text(TEXT)
+    first, again = load_file(f), load_file(f)
+    assert len(parsed) == 1 and first == again and first is not again
+    first.clear()
+    assert load_file(f) == again
+    f.write_text(TEXT.replace("in_channels: 2", "in_channels: 3"))
+    assert len(parsed) == 1 and load_file(f)[0].in_channels == 3 and len(parsed) == 2
+    f.write_text(TEXT + "  - nonsense\n")
+    for _ in range(2):
+        with pytest.raises(InputError):
+            load_file(f)
+    assert len(parsed) == 4
