@@ -155,7 +155,7 @@ SCRIPT_TEMPLATES: dict[frozenset[str], tuple[str, frozenset[str]]] = {
         ("torch", "torch", ""), ("torch torchao", "torch", ""), ("jax", "jax", ""), ("paddle", "paddle", ""),
         ("tensorflow", "tensorflow", ""), ("tensorflow keras", "tensorflow", ""),
         ("tensorflow ai_edge_litert", "litert", ""), ("flatbuffers tensorflow ai_edge_litert", "litert", ""),
-        ("tvm", "tvm", "torch"), ("tvm torch", "tvm", ""), ("tvm onnx", "tvm", "torch"),  # tvm imports torch
+        ("tvm", "tvm", ""), ("tvm torch", "tvm", ""), ("tvm onnx", "tvm", ""),
         ("tvm tensorflow", "tvm-tflite-import", ""),
         ("onnxruntime torch", "torch-onnx-ort", "onnx"), ("onnx onnxruntime torch", "torch-onnx-ort", ""),
         ("onnxruntime tensorflow tf2onnx", "tf2onnx-ort", "onnx"), ("onnx onnxruntime tensorflow tf2onnx", "tf2onnx-ort", ""),

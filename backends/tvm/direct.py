@@ -64,10 +64,6 @@ class TvmBase(Backend):
 
     framework = "tvm"
     distribution = "apache-tvm"
-    # importing tvm imports torch (through tvm_ffi, where torch is installed); tvm-torch-import's export then
-    # meets dynamo (and sympy), its decompositions networkx: 1.6 s in each of its forks. One zygote for the
-    # TVM paths that share this tuple.
-    preload = ("torch._dynamo", "torch.export", "networkx")
 
     def setup(self, device: str) -> None:
         import tvm
