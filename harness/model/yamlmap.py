@@ -71,8 +71,11 @@ def _build(node: yaml.Node, loader: Any, path: str) -> Any:
 
 def _fast(text: str, path: str) -> Any:
     """The document through libyaml, or None when it is not there, the text holds a character the
-    pure-Python reader refuses, or libyaml raises (then the caller's loader gives the exact error)."""
-    if FastLoader is None or "\t" in text or yaml.reader.Reader.NON_PRINTABLE.search(text):
+    pure-Python reader refuses, or libyaml raises (then the caller's loader gives the exact error). A byte
+    order mark after the first character: libyaml skips it, PyYAML's parser refuses it (found by the
+    mutation fuzz in tests/test_yamlmap.py), so such a text goes to the pure loader too."""
+    if (FastLoader is None or "\t" in text or "\ufeff" in text[1:]
+            or yaml.reader.Reader.NON_PRINTABLE.search(text)):
         return None
     loader = FastLoader(text)
     try:
