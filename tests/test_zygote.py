@@ -3,6 +3,8 @@ report a crash with its signal, restart by forking, and fall back to a fresh int
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from harness.execution import pool, warm_pool, zygote
@@ -219,3 +221,52 @@ def test_a_script_forked_from_a_zygote_exits_and_prints_as_a_fresh_python_does(t
         assert proc.wait(60) == fresh.returncode, name
         lines = lambda text: sorted(ln for ln in text.splitlines() if not ln.startswith(" "))  # noqa: E731 - less a traceback's frames (runpy's)
         assert lines((tmp_path / f"{name}.out").read_text()) == lines(fresh.stdout + fresh.stderr), name
+
+
+MODULE = ("import os, sys\n"
+          "print(sys.argv[1:], sys.argv[0] == __file__, __name__)\n"
+          "print(sys.path[0] == os.getcwd())\n"
+          "sys.exit(4)\n")
+
+
+def test_a_module_forked_from_a_zygote_runs_as_python_m_does(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A module request (`convdiff extract`'s probes): `python -m name args...` in the caller's working
+    directory, which comes first on sys.path, the module found through the PYTHONPATH of the environment
+    the request carries (the zygote started without it), argv[0] the module's file: output and exit status
+    as a fresh `python -m` gives them (hand-derived below)."""
+    import subprocess
+    import sys
+
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "argv_probe.py").write_text(MODULE)
+    env = {**os.environ, "PYTHONPATH": str(lib)}
+    args = ("a", "b c")
+    want = "['a', 'b c'] True __main__\nTrue\n"
+    fresh = subprocess.run([sys.executable, "-m", "argv_probe", *args], cwd=tmp_path, env=env, capture_output=True,
+                           text=True)
+    assert (fresh.returncode, fresh.stdout + fresh.stderr) == (4, want)
+    z = zygote.zygote_for(("json",))
+    assert z is not None and z.ready()
+    monkeypatch.chdir(tmp_path)
+    fd = os.open(tmp_path / "out", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        proc = z.fork_script("argv_probe", fd, env, args, module=True)
+    finally:
+        os.close(fd)
+    assert isinstance(proc, Forked)
+    assert (proc.wait(60), (tmp_path / "out").read_text()) == (4, want)
+
+
+def test_a_one_off_fork_starts_no_template_outside_a_session(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """session_zygote: outside an xdist session, and in a process a test started whose session runs no
+    template for these modules, None (a template started for one fork costs the import it saves)."""
+    from harness.execution import shared
+
+    monkeypatch.setattr(shared, "_ADOPTED", [])
+    monkeypatch.delenv(shared.SHARED_ENV, raising=False)
+    assert zygote.session_zygote(("json",)) is None
+    (tmp_path / shared.OWNER_FILE).write_text(str(os.getpid()))
+    monkeypatch.setenv(shared.SHARED_ENV, str(tmp_path))
+    assert shared.inherited() == tmp_path
+    assert zygote.session_zygote(("json",)) is None

@@ -4,7 +4,10 @@ Used where a process that has already imported a script's frameworks forks one c
 zygote (harness/execution/zygote_server.py, a script request) and the tests' script servers
 (tests/script_fork.py). The child chdirs beside the script, puts its directory first on sys.path, sends
 stdout and stderr to one file and runs the script; its exit status is the script's: SystemExit's code, 1
-for an uncaught exception (its traceback printed), -N for a signal (the parent's waitpid).
+for an uncaught exception (its traceback printed), -N for a signal (the parent's waitpid). A module run
+(`module=True`: `convdiff extract`'s framework probes) is `python -m module args...` instead: it stays in
+the working directory, which goes first on sys.path. Either way $PYTHONPATH's entries come next, as the
+interpreter puts them at its start (the forking process started under its own environment).
 """
 
 from __future__ import annotations
@@ -14,20 +17,28 @@ import os
 import runpy
 import sys
 import traceback
+from collections.abc import Sequence
 
 
-def run_as_main(path: str, out_fd: int) -> int:
-    """Run `path` as __main__ with stdout and stderr on `out_fd` (closed here); the exit code."""
+def run_as_main(path: str, out_fd: int, args: Sequence[str] = (), module: bool = False) -> int:
+    """Run `path` (a module's name where `module`) as __main__ with `args` after it and stdout and stderr
+    on `out_fd` (closed here); the exit code."""
     os.dup2(out_fd, 1)
     os.dup2(out_fd, 2)
     if out_fd not in (1, 2):
         os.close(out_fd)
-    os.chdir(os.path.dirname(path) or ".")
-    sys.argv = [path]
-    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))  # as `python path` puts it first
+    if not module:
+        os.chdir(os.path.dirname(path) or ".")
+    first = os.getcwd() if module else os.path.dirname(os.path.abspath(path))  # what `python` puts first
+    entries = [first, *(os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)]
+    sys.path[:0] = [e for e in dict.fromkeys(entries) if e == first or e not in sys.path]
+    sys.argv = [path, *args]
     code = 0
     try:
-        runpy.run_path(path, run_name="__main__")
+        if module:
+            runpy.run_module(path, run_name="__main__", alter_sys=True)  # argv[0]: the module's file, as -m sets
+        else:
+            runpy.run_path(path, run_name="__main__")
     except SystemExit as exc:
         if isinstance(exc.code, int) or exc.code is None:
             code = exc.code or 0

@@ -14,10 +14,12 @@ share one zygote per key (harness/execution/shared.py): each connects to it inst
 Protocol: the controller and the zygote share a Unix socket. A request is a pickled
 ("worker", backend, device, environment, cwd) with three descriptors attached (the worker's request pipe,
 its reply pipe and its log); the zygote forks, the child takes the descriptors as its pipes and
-stdout/stderr, and the zygote answers ("spawned", pid). A ("script", path, environment, cwd) request, with
-one descriptor (its output file), forks a child that runs a standalone script as `python path` would
-(harness/execution/scripts.py): the tests run reproducer scripts so, from the template their backend's
-workers fork from, instead of importing the same frameworks again in a process of their own. When a
+stdout/stderr, and the zygote answers ("spawned", pid). A ("script", path, environment, cwd, args, module)
+request, with one descriptor (its output file), forks a child that runs a standalone script as
+`python path args...` would, or `python -m path args...` where `module` (harness/execution/scripts.py):
+the tests run reproducer scripts so, and `convdiff extract` its framework probes inside an xdist session
+(`session_zygote`), from the template their backend's workers fork from, instead of importing the same
+frameworks again in a process of their own. When a
 child exits the zygote reaps it and sends ("exited", pid, returncode), returncode as subprocess gives it
 (-N for a signal). The controller's `Forked` stands in for
 subprocess.Popen (poll, wait, kill, pid), killing through a pidfd so that a reused pid is never hit.
@@ -81,8 +83,7 @@ class Zygote:
         options: dict[str, Any] = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL,
                                    "cwd": os.getcwd(), "env": {**os.environ, "PYTHONUNBUFFERED": "1"}}
         affinity = ",".join(map(str, sorted(cpus)))
-        key = shared.name("zygote", modules, _environment(RUNTIME_ONLY | {shared.SHARED_ENV}), sorted(cpus),
-                          sys.executable)
+        key = shared_key(modules, cpus)
         if shared_dir is None and (found := shared.inherited()) is not None:  # a process a test started
             self.sock = shared.connect(found / f"{key}.sock")  # the session's zygote, if it runs
         if self.sock is not None:
@@ -138,11 +139,12 @@ class Zygote:
         """A worker process forked from this zygote, or None (the zygote is gone)."""
         return self._fork(("worker", backend, device, env, os.getcwd()), list(fds))
 
-    def fork_script(self, path: str, out_fd: int, env: dict[str, str]) -> Forked | None:
-        """A standalone script run as __main__ in a process forked from this zygote (stdout and stderr to
-        `out_fd`; harness/execution/scripts.py), or None (the zygote is gone). Its exit status is the
-        script's, as `python path` gives it."""
-        return self._fork(("script", path, env, os.getcwd()), [out_fd])
+    def fork_script(self, path: str, out_fd: int, env: dict[str, str], args: tuple[str, ...] = (),
+                    module: bool = False) -> Forked | None:
+        """A standalone script (a module, `python -m path`, where `module`) run as __main__ with `args` in a
+        process forked from this zygote (stdout and stderr to `out_fd`; harness/execution/scripts.py), or
+        None (the zygote is gone). Its exit status is the script's, as `python path` gives it."""
+        return self._fork(("script", path, env, os.getcwd(), tuple(args), module), [out_fd])
 
     def _fork(self, request: tuple, fds: list[int]) -> Forked | None:
         if not self.ready():
@@ -271,6 +273,26 @@ def environment_key(ignore: frozenset[str] = frozenset()) -> int:
     `ignore`, and the calling thread's CPU affinity (which a launched process inherits). A zygote ignores
     RUNTIME_ONLY; a warm worker (warm_pool.WarmPool) does not: its setup has read them."""
     return hash((_environment(ignore), frozenset(os.sched_getaffinity(0))))
+
+
+def shared_key(modules: tuple[str, ...], cpus: frozenset[int]) -> str:
+    """The name an xdist session shares the zygote for `modules` under: what it imports, the environment it
+    imports under, the CPUs it may use and the interpreter."""
+    return shared.name("zygote", modules, _environment(RUNTIME_ONLY | {shared.SHARED_ENV}), sorted(cpus),
+                       sys.executable)
+
+
+def session_zygote(modules: tuple[str, ...]) -> Zygote | None:
+    """The zygote an xdist session shares for `modules`, for a one-off fork (`convdiff extract`'s probes):
+    in one of the session's processes, started if none runs yet (its backends fork from it too); in a
+    process a test started, only one the session already runs (a private one would cost the very import
+    the fork saves); None outside a session."""
+    if shared.directory() is None:
+        found = shared.inherited()
+        cpus = frozenset(os.sched_getaffinity(0))
+        if found is None or not enabled() or not (found / f"{shared_key(modules, cpus)}.sock").exists():
+            return None
+    return zygote_for(modules)
 
 
 def zygote_for(modules: tuple[str, ...]) -> Zygote | None:

@@ -34,7 +34,8 @@ FDS = {"worker": 3, "script": 1}  # descriptors that come with each kind of requ
 
 def _child(inherited: list[Any], request: tuple, fds: list[int]) -> None:
     """A forked child: a worker (("worker", backend, device, env, cwd) with its request pipe, reply pipe
-    and log) or a standalone script (("script", path, env, cwd) with its output file: scripts.run_as_main)."""
+    and log) or a standalone script (("script", path, env, cwd, args, module) with its output file:
+    scripts.run_as_main)."""
     kind, *rest = request
     code = 1
     try:
@@ -43,14 +44,14 @@ def _child(inherited: list[Any], request: tuple, fds: list[int]) -> None:
                 obj.close() if hasattr(obj, "close") else os.close(obj)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         if kind == "script":
-            path, env, cwd = rest
+            path, env, cwd, args, module = rest
             os.chdir(cwd)
             os.environ.clear()
             os.environ.update(env)
             from harness.execution import scripts
 
             scripts.inductor_cache(only_if_picked=True)  # a script that compiles forks from inductor's
-            code = scripts.run_as_main(path, fds[0])
+            code = scripts.run_as_main(path, fds[0], args, module)
             return
         backend, device, env, cwd = rest
         to_worker, from_worker, log = fds

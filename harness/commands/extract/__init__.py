@@ -87,16 +87,45 @@ def probe(framework: str | None, model: str, input_shape: list[int] | None,
         model_arg = str(Path(model).resolve()) if Path(model).exists() else model
         args.write_text(json.dumps({"model": model_arg, "input_shape": input_shape, "run": run}))
         module = "auto_probe" if framework is None else f"{framework}_probe"
-        proc = subprocess.run([sys.executable, "-m", f"harness.commands.extract.{module}", str(args), str(out)],
-                              capture_output=True, text=True, env=_env())
+        returncode, stderr = _run_probe(framework, f"harness.commands.extract.{module}", (str(args), str(out)), Path(d))
         if framework is None:
-            framework = _found(model, proc.returncode, proc.stderr, Path(f"{out}.frameworks"))
-        if proc.returncode == 2:
-            raise ExtractError(f"{model}: " + proc.stderr.strip().splitlines()[-1].removeprefix("convdiff-extract: "))
-        if proc.returncode or not out.exists():
-            tail = "\n".join(proc.stderr.strip().splitlines()[-15:])
-            raise ExtractError(f"the {framework} probe failed (exit {proc.returncode}):\n{tail}")
+            framework = _found(model, returncode, stderr, Path(f"{out}.frameworks"))
+        if returncode == 2:
+            raise ExtractError(f"{model}: " + stderr.strip().splitlines()[-1].removeprefix("convdiff-extract: "))
+        if returncode or not out.exists():
+            tail = "\n".join(stderr.strip().splitlines()[-15:])
+            raise ExtractError(f"the {framework} probe failed (exit {returncode}):\n{tail}")
         return framework, [LayerConv.from_json(d) for d in json.loads(out.read_text())]
+
+
+# The backend whose zygote a probe may fork from: its template imports the probe's framework and nothing
+# the probe does not import itself (torch's: torch and its own submodules; tensorflow-keras's: TensorFlow
+# and Keras). The auto probe never forks: it finds the framework by what the model's module imports.
+PROBE_TEMPLATES = {"torch": "torch", "keras": "tensorflow-keras"}
+
+
+def _run_probe(framework: str | None, module: str, argv: tuple[str, ...], tmp: Path) -> tuple[int, str]:
+    """Run `python -m module argv...` in the probe's environment: its exit status and its output. Inside an
+    xdist session (make test) a fork of the session's zygote for the framework, which has imported it
+    already (harness/execution/zygote.py `session_zygote`); elsewhere, or if that fork cannot be made, a
+    fresh interpreter. The fork runs the module as the interpreter would (scripts.run_as_main)."""
+    backend = PROBE_TEMPLATES.get(framework or "")
+    if backend is not None:
+        from harness.execution.pool import preload
+        from harness.execution.zygote import session_zygote
+
+        zygote = session_zygote(preload(backend))
+        if zygote is not None:
+            log = tmp / "probe.log"
+            fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                proc = zygote.fork_script(module, fd, _env(), argv, module=True)
+            finally:
+                os.close(fd)
+            if proc is not None:
+                return proc.wait(), log.read_text(errors="replace")
+    done = subprocess.run([sys.executable, "-m", module, *argv], capture_output=True, text=True, env=_env())
+    return done.returncode, done.stderr
 
 
 def _found(model: str, returncode: int, stderr: str, frameworks: Path) -> str:
