@@ -7,21 +7,20 @@ the case's own export writes, and gives the same verdicts.
    must have come from the batched export, and each must equal the case's own export (in the other
    cache, under the same key) node by node: op, attributes, initializer values, how values connect,
    input and output names and types.
-2. In a subprocess (torch imported there only): a batch with a member the exporter refuses is
-   halved until that member stands alone, and the others are still stored.
+2. In a script of its own (torch imported there only; forked from torch-onnx-ort's template,
+   tests/helpers.py run_named_scripts): a batch with a member the exporter refuses is halved until that
+   member stands alone, and the others are still stored.
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from backends.onnx.torch_onnx_ort import TorchOnnxOrtBackend
-from tests.helpers import make_case, run_on
+from tests.helpers import make_case, run_named_scripts, run_on
 
 ROOT = Path(__file__).resolve().parents[1]
 NEEDS = pytest.mark.skipif(TorchOnnxOrtBackend().unavailable_reason() is not None
@@ -98,6 +97,10 @@ def graph(model: bytes) -> tuple[list, list]:
 
 SCRIPT = r"""
 import json, sys
+import onnx  # noqa: F401 - what the export imports: the script forks from torch-onnx-ort's template
+import onnxruntime  # noqa: F401
+import torch  # noqa: F401
+sys.path.insert(0, @ROOT@)
 from backends.onnx.torch_onnx_ort import TorchOnnxOrtBackend
 from backends.torch_module import module_plan
 from harness.model.build import make_case
@@ -107,23 +110,23 @@ b = TorchOnnxOrtBackend()
 b.setup("cpu")
 stored = {}
 b.cache.store = lambda key, files: stored.__setitem__(key, files["model.onnx"])
-cases = [make_case(**kw) for kw in json.loads(sys.argv[1])]
+cases = [make_case(**kw) for kw in json.loads(@KWARGS@)]
 items = [(c.id, c, make_inputs(c), module_plan(c)[:4]) for c in cases]
 bad = make_case(op="conv2d", in_channels=3, out_channels=4, input_size=6, kernel_size=3, groups=2, expect="invalid")
 plan = ("Conv2d", {"in_channels": 3, "out_channels": 4, "kernel_size": 3, "groups": 2}, None, None)
 count = b._export_batch(items[:1] + [("bad", bad, make_inputs(bad), plan)] + items[1:])
-print(json.dumps({"count": count, "stored": sorted(stored)}))
+print("RESULT", json.dumps({"count": count, "stored": sorted(stored)}))
 """
 
 
 @NEEDS
-def test_a_refused_member_is_halved_away() -> None:
+def test_a_refused_member_is_halved_away(tmp_path: Path) -> None:
     kwargs = [{k: v for k, v in c.params().items() if k not in ("seed", "expect")} | {"id": c.id}
               for c in CASES[:3]]
-    proc = subprocess.run([sys.executable, "-c", SCRIPT, json.dumps(kwargs)], cwd=ROOT, capture_output=True,
-                          text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    script = SCRIPT.replace("@ROOT@", repr(str(ROOT))).replace("@KWARGS@", repr(json.dumps(kwargs)))
+    [(code, output)] = run_named_scripts([("halved", script)], tmp_path)
+    assert code == 0, output[-3000:]
+    got = json.loads(next(ln for ln in output.splitlines() if ln.startswith("RESULT ")).removeprefix("RESULT "))
     # 4 members, the refused one second: [0:4] fails, [0:2] fails and its two stand alone (left to
     # run()), [2:4] is stored: exactly the two cases after the refused one come from a batch
     assert got == {"count": 2, "stored": sorted(c.id for c in CASES[1:3])}

@@ -1,16 +1,17 @@
 """TVM compile cache writes: ld-linked libraries run like the JIT, and `second` defers writes.
 
-TVM runs in a subprocess (frameworks never load in the test process).
+TVM runs in a script of its own (frameworks never load in the test process), forked from the TVM paths'
+template (tests/helpers.py run_named_scripts).
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.helpers import run_named_scripts
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -18,7 +19,7 @@ SCRIPT = r'''
 import json, sys
 from pathlib import Path
 import numpy as np
-sys.path.insert(0, sys.argv[1])
+sys.path.insert(0, @ROOT@)
 import tvm
 from tvm import relax
 from backends.tvm.cache import CompileCache
@@ -40,7 +41,7 @@ w = rng.integers(-3, 4, (3, 2, 3, 3)).astype("float16")
 def run(mod):
     return relax.VirtualMachine(mod, tvm.cpu(0))["main"](tvm.runtime.tensor(x), tvm.runtime.tensor(w)).numpy()
 
-root, policy = Path(sys.argv[2]), sys.argv[3]
+root, policy = Path(@CACHE@), @POLICY@
 jit = run(build())
 steps = []
 for _ in range(3):
@@ -48,17 +49,18 @@ for _ in range(3):
     mod, hit = cache.get_or_build("k" * 32, build)
     steps.append({"hit": hit, "files": sorted(p.name for p in root.iterdir()) if root.exists() else [],
                   "same_as_jit": bool(np.array_equal(run(mod), jit)), "deferred": cache.stats.deferred})
-print(json.dumps(steps))
+print("STEPS", json.dumps(steps))
 '''
 
 
 def cache_steps(tmp_path: Path, policy: str) -> list[dict]:
-    done = subprocess.run([sys.executable, "-c", SCRIPT, str(ROOT), str(tmp_path / "tvm"), policy],
-                          capture_output=True, text=True, timeout=300)
-    if done.returncode != 0 and "No module named 'tvm'" in done.stderr:
+    script = (SCRIPT.replace("@ROOT@", repr(str(ROOT))).replace("@CACHE@", repr(str(tmp_path / "tvm")))
+              .replace("@POLICY@", repr(policy)))
+    [(code, output)] = run_named_scripts([(f"cache_{policy}", script)], tmp_path)
+    if code != 0 and "No module named 'tvm'" in output:
         pytest.skip("TVM is not installed")
-    assert done.returncode == 0, done.stderr[-2000:]
-    return json.loads(done.stdout.splitlines()[-1])
+    assert code == 0, output[-2000:]
+    return json.loads(next(ln for ln in output.splitlines() if ln.startswith("STEPS ")).removeprefix("STEPS "))
 
 
 def test_always_writes_on_first_build_and_runs_the_written_library(tmp_path: Path) -> None:
