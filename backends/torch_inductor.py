@@ -72,7 +72,10 @@ class TorchInductorBackend(TorchBackend):
     # TORCHINDUCTOR_CACHE_DIR at import (setup() sets it, inductor reads it at each use). Then inductor's
     # choice of vector ISA (0.8 s: it builds a probe program per ISA; cached for the process, decided by the
     # CPU and ATEN_CPU_CAPABILITY, which the zygote's key holds), which setup() and every compile ask for.
-    preload = ("torch._dynamo", "torch._inductor.compile_fx", "torch._inductor.cpu_vec_isa:pick_vec_isa")
+    # Last, the digest of torch's own source that keys inductor's caches (0.2 s; cached for the process, a
+    # function of the installed files only), which every process's first compile computes otherwise.
+    preload = ("torch._dynamo", "torch._inductor.compile_fx", "torch._inductor.cpu_vec_isa:pick_vec_isa",
+               "torch._inductor.codecache:torch_key")
     devices = ("cpu", "cuda")
     epilogue_ops = EPILOGUE_OPS
     capabilities = Capabilities(

@@ -170,10 +170,11 @@ class KnownIssues:
         return found
 
     def match(self, case: Case, backend: str, device: str, host: dict[str, Any] | None = None,
-              output: str = "out", rel_err: float | None = None) -> KnownIssue | None:
+              output: str = "out", rel_err: float | None = None,
+              params: dict[str, Any] | None = None) -> KnownIssue | None:
         """The first entry for this result; `rel_err`: a mismatch's relative error (entries with a smaller
-        max_rel_err are passed over)."""
-        params = case.params()  # once for every entry: asdict is most of a match's cost
+        max_rel_err are passed over); `params`: `case.params()` when the caller has it (read only)."""
+        params = case.params() if params is None else params  # once for every entry
         for entry in self.for_backend(backend):
             if entry.explains(rel_err) and entry.matches(case, backend, device, host, output, params):
                 return entry

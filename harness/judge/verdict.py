@@ -29,8 +29,9 @@ def judge(case: Case, backend: str, worker: Worker, payload: dict[str, Any],
     (`payload["grads"][name]`), with `oracle` that gradient's (reference, scale).
     """
     status, message = payload["status"], payload.get("message", "")
+    params = case.params()  # the record's, and read (not changed) by the known-issue match
     rec = Record(
-        case_id=case.id, file=Path(case.file).name, op=case.op, params=case.params(),
+        case_id=case.id, file=Path(case.file).name, op=case.op, params=params,
         backend=backend, backend_version=worker.version, device=worker.device, dtype=case.dtype,
         status=status, output=output, message=message, duration_s=round(float(payload.get("duration_s", 0.0)), 6),
         translation=payload.get("translation", ""),
@@ -54,7 +55,7 @@ def judge(case: Case, backend: str, worker: Worker, payload: dict[str, Any],
             rec.diagnosis = diagnose(case, inputs, payload["array"], payload.get("tf32", False), oracle)
     if known is not None:
         entry = known.match(case, backend, worker.device, merged(cpu_facts(), worker.host), output,
-                            rec.error_size)
+                            rec.error_size, params)
         if entry is not None:
             rec.known_issue, rec.known_status = entry.id, entry.status
     return rec
