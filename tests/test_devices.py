@@ -27,3 +27,26 @@ def test_cuda_without_a_gpu_is_skipped_with_a_reason_and_cpu_still_runs():
     else:  # a GPU: the CUDA path ran, TF32 off by default
         assert info.fingerprints["torch-cuda"]["tf32"] == "False"
         assert [r.status for r in records] == ["pass", "pass"]
+
+
+def test_a_cuda_worker_is_a_fresh_interpreter_never_a_fork(monkeypatch):
+    """CUDA does not survive a fork, and torch marks the forks of a process that asked for the device count
+    as unable to initialize CUDA (torch-inductor-cuda's setup failed so, forked from its template, on an
+    H200): a CUDA worker starts as a fresh interpreter and asks for no template; a CPU worker forks."""
+    from harness.execution import pool
+    from harness.execution.zygote import Forked
+
+    asked: list[tuple[str, ...]] = []
+    real = pool.zygote_for
+    monkeypatch.setattr(pool, "zygote_for", lambda modules: asked.append(modules) or real(modules))
+    cuda, cpu = pool.Worker("torch", "cuda"), pool.Worker("torch", "cpu")
+    try:
+        cuda.launch()
+        assert not asked and not isinstance(cuda.proc, Forked)
+        cpu.launch()
+        assert asked == [pool.preload("torch")]
+        assert cuda.ready() or "no CUDA device" in str(cuda.reason)  # no GPU here: a skip with its reason
+        assert cpu.ready()
+    finally:
+        cuda.stop()
+        cpu.stop()

@@ -91,7 +91,12 @@ class Worker:
         self.planned: list[Case] = []  # the cases of the last plan (alive, so their ids stay theirs)
         self.declined: dict[int, str] = {}  # id(case) -> why the backend declares it unsupported
         self.greeted = False  # the live process's hello was read (ready() is then answered at once)
-        self.fresh_only = False  # a forked process died before greeting: start fresh interpreters from now on
+        # Fresh interpreters only: a forked process died before greeting (from then on), or a CUDA worker. The
+        # CUDA runtime does not survive a fork, and torch marks every fork of a process that has asked it for
+        # the device count (torch.cuda.is_available(): any import may) as unable to initialize CUDA: forked
+        # from torch-inductor's template, torch-inductor-cuda's setup failed with "Cannot re-initialize CUDA
+        # in forked subprocess" (H200, 2026-11-27), so the target was skipped. The templates are for CPU workers.
+        self.fresh_only = device != "cpu"
 
     @property
     def target(self) -> str:

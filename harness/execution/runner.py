@@ -83,7 +83,7 @@ class Lane:
         self.workers = [POOL.take(b, d) or Worker(b, d) for b, d in targets]  # warm ones where kept (pytest)
 
     def start(self, info: RunInfo) -> None:
-        prestart([w.backend for w in self.workers if w.proc is None])  # their frameworks import side by side
+        prestart([w.backend for w in self.workers if w.proc is None and not w.fresh_only])  # imports side by side
         for w in self.workers:
             if w.proc is None:
                 w.launch()
