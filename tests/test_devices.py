@@ -29,13 +29,15 @@ def test_cuda_without_a_gpu_is_skipped_with_a_reason_and_cpu_still_runs():
         assert [r.status for r in records] == ["pass", "pass"]
 
 
-def test_a_cuda_worker_is_a_fresh_interpreter_never_a_fork(monkeypatch):
+def test_a_cuda_worker_is_a_fresh_interpreter_where_a_gpu_is(monkeypatch):
     """CUDA does not survive a fork, and torch marks the forks of a process that asked for the device count
     as unable to initialize CUDA (torch-inductor-cuda's setup failed so, forked from its template, on an
-    H200): a CUDA worker starts as a fresh interpreter and asks for no template; a CPU worker forks."""
+    H200): where a GPU is (here: said to be), a CUDA worker starts as a fresh interpreter and asks for no
+    template; a CPU worker forks."""
     from harness.execution import pool
     from harness.execution.zygote import Forked
 
+    monkeypatch.setattr(pool, "gpu_present", lambda: True)
     asked: list[tuple[str, ...]] = []
     real = pool.zygote_for
     monkeypatch.setattr(pool, "zygote_for", lambda modules: asked.append(modules) or real(modules))

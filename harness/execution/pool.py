@@ -49,6 +49,15 @@ def preload(backend: str) -> tuple[str, ...]:
     return blocked + tuple(dict.fromkeys(m for m in (adapter.framework, *adapter.preload) if m))
 
 
+GPU_NODES = ("/dev/nvidiactl", "/dev/nvidia0", "/dev/kfd", "/dev/dxg")  # NVIDIA, ROCm, WSL's GPU
+
+
+def gpu_present() -> bool:
+    """Whether a GPU runtime could open a device here. Without one no framework initializes CUDA, in a fork
+    or not: a CUDA worker forked from a template then answers what a fresh one does (no CUDA device)."""
+    return any(os.path.exists(node) for node in GPU_NODES)
+
+
 def prestart(backends: list[str]) -> None:
     """Start the zygotes these backends will fork from, side by side, before any worker waits on one."""
     for backend in backends:
@@ -91,12 +100,12 @@ class Worker:
         self.planned: list[Case] = []  # the cases of the last plan (alive, so their ids stay theirs)
         self.declined: dict[int, str] = {}  # id(case) -> why the backend declares it unsupported
         self.greeted = False  # the live process's hello was read (ready() is then answered at once)
-        # Fresh interpreters only: a forked process died before greeting (from then on), or a CUDA worker. The
-        # CUDA runtime does not survive a fork, and torch marks every fork of a process that has asked it for
-        # the device count (torch.cuda.is_available(): any import may) as unable to initialize CUDA: forked
-        # from torch-inductor's template, torch-inductor-cuda's setup failed with "Cannot re-initialize CUDA
-        # in forked subprocess" (H200, 2026-11-27), so the target was skipped. The templates are for CPU workers.
-        self.fresh_only = device != "cpu"
+        # Fresh interpreters only: a forked process died before greeting (from then on), or a CUDA worker on a
+        # machine with a GPU. The CUDA runtime does not survive a fork, and torch marks every fork of a process
+        # that has asked it for the device count (torch.cuda.is_available(): any import may) as unable to
+        # initialize CUDA: forked from torch-inductor's template, torch-inductor-cuda's setup failed with
+        # "Cannot re-initialize CUDA in forked subprocess" (H200, 2026-11-27), so the target was skipped.
+        self.fresh_only = device != "cpu" and gpu_present()
 
     @property
     def target(self) -> str:
