@@ -11,8 +11,9 @@ pure-Python SafeLoader again, so a message and its line are always that loader's
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 import yaml
@@ -123,29 +124,30 @@ def parsed_once(path: str, kind: str, build: Callable[[str, str], T]) -> T:
     text (a session reads known_issues.yaml and each case file tens of times: ~5 CPU-s of parsing in `make
     test`). The text is read every time, so an edited file is parsed again; what `build` returns is shared
     between callers and must not be changed by them. An InputError is raised again, not remembered."""
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-    except OSError as exc:
-        raise InputError(path, 0, "file", f"cannot read: {exc.__class__.__name__}: {exc}") from None
+    with unreadable(path), open(path, "rb") as fh:
+        raw = fh.read()
     key = (path, kind, hashlib.sha256(raw).hexdigest())
     if key not in _PARSED:
-        try:
+        with unreadable(path):
             text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise InputError(path, 0, "file", f"cannot read: {exc.__class__.__name__}: {exc}") from None
         _PARSED[key] = build(path, text)
     return _PARSED[key]
 
 
-def load_yaml(path: str, text: str | None = None) -> Any:
-    """Parse one YAML document safely; raise InputError with the failing line."""
+@contextlib.contextmanager
+def unreadable(path: str) -> Iterator[None]:
+    """A file that cannot be opened, read or decoded as UTF-8: the one-line InputError that says so."""
     try:
-        if text is None:
-            with open(path, encoding="utf-8") as fh:
-                text = fh.read()
+        yield
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(path, 0, "file", f"cannot read: {exc.__class__.__name__}: {exc}") from None
+
+
+def load_yaml(path: str, text: str | None = None) -> Any:
+    """Parse one YAML document safely; raise InputError with the failing line."""
+    if text is None:
+        with unreadable(path), open(path, encoding="utf-8") as fh:
+            text = fh.read()
     fast = _fast(text, path)
     if fast is not None:
         return fast
