@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from threadpoolctl import threadpool_limits
 
 from harness.execution.pool import Worker, prestart, run_message
@@ -30,10 +31,21 @@ from harness.numerics.quant import quant_reference
 # thread spends 5.4, and its spinning threads take cores from the workers.
 ONE_BLAS_THREAD = 1
 # Cases queued per worker beyond the one being judged. A lane judges its cases in order, so while one
-# worker builds a sampled case (a compile: a second or more) the others may run only this many cases
-# ahead and then wait. Warm `make run`, alternating on one machine: depth 8 180 and 185 s, depth 2 192
-# and 190 s (0 statuses differ); what it holds is the queued cases' inputs, at most 9 per lane.
-PIPELINE_DEPTH = 8
+# worker builds a sampled case (a compile: a second or more) or runs a slow one, the others may run only
+# this many cases ahead and then wait. Warm `make run`, alternating on one machine: depth 2 192 and 190 s,
+# depth 8 180 and 185 s (eleventh session); depth 8 189 and 183 s, depth 32 176 and 158 s (thirteenth; the
+# idle share of both cores in the middle of the run fell from 10-20% to 0-7%), 0 statuses differ. What it
+# holds is the queued cases' inputs, in the controller and in each worker that runs them (a worker reads
+# its requests ahead): at most PIPELINE_BYTES of them beyond the case being judged, so a stretch of large
+# cases (28 MB of inputs for the largest of the corpus) queues fewer.
+PIPELINE_DEPTH = 32
+PIPELINE_BYTES = 16 << 20
+
+
+def input_bytes(inputs: Inputs) -> int:
+    """The size of what a worker receives for a case: its arrays."""
+    arrays = [inputs.x, inputs.w, inputs.b, inputs.dy, *(a for c in inputs.epilogue for a in c.values())]
+    return sum(a.nbytes for a in arrays if isinstance(a, np.ndarray))
 
 Prepared = tuple[Case, Inputs, tuple | None, dict | None]  # a case, its inputs, oracle, gradient oracles
 # The judge: a worker's payload for a prepared case -> its records (forward, then each gradient).
@@ -113,6 +125,7 @@ class Lane:
             w.await_plan()
             w.prepare(shares[w.target])
         pending: deque[tuple[Prepared, list[Worker]]] = deque()
+        held = 0  # input bytes of the pending cases
         for prepared in (cases if isinstance(cases, Prefetch) else prefetch(cases)):
             chosen = [w for w in self.workers if select is None or select(w.backend, prepared[0])]
             runs = [w for w in chosen if w.declines(prepared[0]) is None]
@@ -120,7 +133,9 @@ class Lane:
             for w in runs:
                 w.submit(prepared[0], prepared[1], wire)
             pending.append((prepared, chosen))
-            if len(pending) > PIPELINE_DEPTH:
+            held += input_bytes(prepared[1])
+            while len(pending) > PIPELINE_DEPTH or (len(pending) > 1 and held - input_bytes(pending[0][0][1]) > PIPELINE_BYTES):
+                held -= input_bytes(pending[0][0][1])
                 self.finish(*pending.popleft(), timeout, judge, sink)
         while pending:
             self.finish(*pending.popleft(), timeout, judge, sink)
