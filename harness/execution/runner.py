@@ -124,21 +124,24 @@ class Lane:
         for w in self.workers:
             w.await_plan()
             w.prepare(shares[w.target])
-        pending: deque[tuple[Prepared, list[Worker]]] = deque()
-        held = 0  # input bytes of the pending cases
+        pending: deque[tuple[Prepared, list[Worker], int]] = deque()  # each with its input bytes
+        queued = 0  # input bytes of the pending cases after the first (the one judged next)
         for prepared in (cases if isinstance(cases, Prefetch) else prefetch(cases)):
             chosen = [w for w in self.workers if select is None or select(w.backend, prepared[0])]
             runs = [w for w in chosen if w.declines(prepared[0]) is None]
             wire = run_message(prepared[0], prepared[1]) if runs else None
             for w in runs:
                 w.submit(prepared[0], prepared[1], wire)
-            pending.append((prepared, chosen))
-            held += input_bytes(prepared[1])
-            while len(pending) > PIPELINE_DEPTH or (len(pending) > 1 and held - input_bytes(pending[0][0][1]) > PIPELINE_BYTES):
-                held -= input_bytes(pending[0][0][1])
-                self.finish(*pending.popleft(), timeout, judge, sink)
+            size = input_bytes(prepared[1])
+            queued += size if pending else 0
+            pending.append((prepared, chosen, size))
+            while len(pending) > PIPELINE_DEPTH or (len(pending) > 1 and queued > PIPELINE_BYTES):
+                done, workers, _ = pending.popleft()
+                queued -= pending[0][2]  # the next one becomes the one judged
+                self.finish(done, workers, timeout, judge, sink)
         while pending:
-            self.finish(*pending.popleft(), timeout, judge, sink)
+            done, workers, _ = pending.popleft()
+            self.finish(done, workers, timeout, judge, sink)
 
     def finish(self, prepared: Prepared, workers: list[Worker], timeout: float, judge: Judge,
                sink: Callable[[Record], None]) -> None:
