@@ -101,10 +101,10 @@ class Worker:
         self.declined: dict[int, str] = {}  # id(case) -> why the backend declares it unsupported
         self.greeted = False  # the live process's hello was read (ready() is then answered at once)
         # Fresh interpreters only: a forked process died before greeting (from then on), or a CUDA worker on a
-        # machine with a GPU. The CUDA runtime does not survive a fork, and torch marks every fork of a process
-        # that has asked it for the device count (torch.cuda.is_available(): any import may) as unable to
-        # initialize CUDA: forked from torch-inductor's template, torch-inductor-cuda's setup failed with
-        # "Cannot re-initialize CUDA in forked subprocess" (H200, 2026-11-27), so the target was skipped.
+        # machine with a GPU. The CUDA runtime does not survive a fork: forked from torch-inductor's template,
+        # torch-inductor-cuda's setup failed with "Cannot re-initialize CUDA in forked subprocess" (H200,
+        # 2026-11-27), so the target was skipped, though no import of the template initializes CUDA (likely:
+        # torch marks the forks of a process that has asked CUDA for its device count, which an import may).
         self.fresh_only = device != "cpu" and gpu_present()
 
     @property
