@@ -270,3 +270,54 @@ def test_a_one_off_fork_starts_no_template_outside_a_session(tmp_path, monkeypat
     monkeypatch.setenv(shared.SHARED_ENV, str(tmp_path))
     assert shared.inherited() == tmp_path
     assert zygote.session_zygote(("json",)) is None
+
+
+AUTOGRAPH_LIKE = ("import atexit, importlib.util, os, sys, tempfile\n"  # what autograph's loader does per function
+                  "with tempfile.NamedTemporaryFile('w', suffix='.py', prefix='__autograph_generated_file',\n"
+                  "                                 dir=sys.argv[1], delete=False) as f:\n"
+                  "    f.write('X = 1\\n')\n"
+                  "atexit.register(os.remove, f.name)\n"
+                  "name = os.path.basename(f.name)[:-3]\n"
+                  "spec = importlib.util.spec_from_file_location(name, f.name)\n"
+                  "sys.modules[name] = module = importlib.util.module_from_spec(spec)\n"
+                  "spec.loader.exec_module(module)\n"
+                  "print(module.X)\n")
+
+
+def test_a_forked_child_removes_the_generated_sources_a_fresh_python_removes_at_exit(tmp_path) -> None:
+    """TensorFlow autograph writes each converted function's source to a temp file and deletes it from an
+    exit handler, which a forked child's os._exit skips: the child deletes the files it wrote itself, so
+    `/tmp` keeps none, as after a fresh `python script.py`; a file the template's module table already
+    names is the template's and stays."""
+    import subprocess
+    import sys
+
+    from harness.execution import scripts
+
+    script = tmp_path / "autograph_like.py"
+    script.write_text(AUTOGRAPH_LIKE)
+    for name in ("fresh", "forked"):
+        (tmp_path / name).mkdir()
+    fresh = subprocess.run([sys.executable, str(script), str(tmp_path / "fresh")], capture_output=True, text=True)
+    assert (fresh.returncode, fresh.stdout, list((tmp_path / "fresh").iterdir())) == (0, "1\n", [])
+    z = zygote.zygote_for(("json",))
+    assert z is not None and z.ready()
+    fd = os.open(tmp_path / "out", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        proc = z.fork_script(str(script), fd, dict(os.environ), (str(tmp_path / "forked"),))
+    finally:
+        os.close(fd)
+    assert isinstance(proc, Forked)
+    assert (proc.wait(60), (tmp_path / "out").read_text(), list((tmp_path / "forked").iterdir())) == (0, "1\n", [])
+    kept = tmp_path / f"{scripts.AUTOGRAPH_PREFIX}kept.py"  # named before: not this process's to delete
+    kept.write_text("")
+    module = type(sys)(kept.stem)
+    module.__file__ = str(kept)
+    sys.modules[kept.stem] = module
+    try:
+        scripts.remove_generated_sources(scripts.generated_sources())
+        assert kept.exists()
+        scripts.remove_generated_sources(frozenset())
+        assert not kept.exists()
+    finally:
+        del sys.modules[kept.stem]

@@ -8,6 +8,11 @@ for an uncaught exception (its traceback printed), -N for a signal (the parent's
 (`module=True`: `convdiff extract`'s framework probes) is `python -m module args...` instead: it stays in
 the working directory, which goes first on sys.path. Either way $PYTHONPATH's entries come next, as the
 interpreter puts them at its start (the forking process started under its own environment).
+
+A forked child ends with os._exit, which skips the interpreter's exit handlers: the one that matters is
+TensorFlow autograph's, which deletes the temporary file it writes each converted function's source to
+(`/tmp/__autograph_generated_file*.py`; Keras converts its own grouped and 3-D conv helper in every
+case that takes it). `remove_generated_sources` does that handler's work for the files a child wrote.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ def run_as_main(path: str, out_fd: int, args: Sequence[str] = (), module: bool =
     entries = [first, *(os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)]
     sys.path[:0] = [e for e in dict.fromkeys(entries) if e == first or e not in sys.path]
     sys.argv = [path, *args]
+    inherited = generated_sources()
     code = 0
     try:
         if module:
@@ -52,7 +58,26 @@ def run_as_main(path: str, out_fd: int, args: Sequence[str] = (), module: bool =
         with contextlib.suppress(Exception):
             sys.stdout.flush()
             sys.stderr.flush()
+        remove_generated_sources(inherited)
     return code
+
+
+AUTOGRAPH_PREFIX = "__autograph_generated_file"  # tensorflow/python/autograph/pyct/loader.py's temp files
+
+
+def generated_sources() -> frozenset[str]:
+    """The autograph-generated modules this process holds (each has a temp file of its source)."""
+    return frozenset(name for name in list(sys.modules) if name.startswith(AUTOGRAPH_PREFIX))
+
+
+def remove_generated_sources(inherited: frozenset[str]) -> None:
+    """Delete the source files of the autograph modules loaded since `inherited` was taken, as autograph's
+    exit handler would: a forked child's os._exit skips it, and each file would stay in /tmp."""
+    for name in generated_sources() - inherited:
+        path = getattr(sys.modules.get(name), "__file__", None)
+        if isinstance(path, str) and os.path.basename(path).startswith(AUTOGRAPH_PREFIX):
+            with contextlib.suppress(OSError):
+                os.remove(path)
 
 
 def inductor_cache(only_if_picked: bool = False) -> None:

@@ -61,9 +61,14 @@ def _child(inherited: list[Any], request: tuple, fds: list[int]) -> None:
         os.chdir(cwd)
         os.environ.clear()
         os.environ.update(env)
+        from harness.execution import scripts
         from harness.execution.worker import main
 
-        main([backend, device, str(to_worker), str(from_worker)])
+        inherited = scripts.generated_sources()
+        try:
+            main([backend, device, str(to_worker), str(from_worker)])
+        finally:
+            scripts.remove_generated_sources(inherited)  # what the exit handlers os._exit skips would do
         code = 0
     except BaseException:  # noqa: BLE001 - the controller sees the status and the log
         import traceback
