@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -12,6 +13,34 @@ from harness.model.build import make_case
 from harness.model.case import Case
 
 __all__ = ["make_case", "run_on"]
+
+# what pytester changes in a test's environment (read here, at collection, before any test runs)
+_PYTESTER_ENV = ("HOME", "USERPROFILE", "PY_COLORS")
+_SESSION_ENV = {k: os.environ.get(k) for k in _PYTESTER_ENV}
+
+
+def run_pytest(pytester: Any, *args: str, timeout: float = 300.0) -> Any:
+    """`pytester.runpytest_subprocess(*args)` under the session's environment: pytest in a process of its own
+    in pytester's directory, with its --basetemp there, giving pytester's RunResult. pytester's own points
+    HOME and USERPROFILE at its directory, sets PY_COLORS and puts the directory on PYTHONPATH; a process
+    under another environment cannot fork its workers from the templates the session runs (a zygote is
+    keyed by the environment: harness/execution/zygote.py), so each nested run imported its frameworks once
+    more (torch: ~4 s of CPU). The nested run needs none of them: its cases and known issues are in its
+    working directory and convdiff's plugin is found through its entry point."""
+    import subprocess
+    import sys
+    import tempfile
+    import time
+
+    from _pytest.pytester import RunResult
+
+    env = {k: v for k, v in os.environ.items() if k not in _PYTESTER_ENV}
+    env.update({k: v for k, v in _SESSION_ENV.items() if v is not None})
+    basetemp = tempfile.mkdtemp(prefix="runpytest-", dir=pytester.path)
+    start = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "pytest", f"--basetemp={basetemp}", *args], cwd=pytester.path,
+                          env=env, capture_output=True, text=True, timeout=timeout)
+    return RunResult(proc.returncode, proc.stdout.splitlines(), proc.stderr.splitlines(), time.monotonic() - start)
 
 
 def run_on(cases: Sequence[Case], backends: Sequence[str], device: str = "cpu", timeout: float = 120.0,

@@ -17,7 +17,7 @@ from harness.model.build import make_case
 from harness.numerics.inputs import make_inputs
 from harness.numerics.oracle_grad import gradient_reference, unreached
 
-from .helpers import run_on
+from .helpers import run_on, run_pytest
 
 SEED = dict(op="conv2d", in_channels=2, out_channels=2, input_size=[5, 3], kernel_size=2, stride=[2, 1],
             padding=1, gradients=True)
@@ -85,12 +85,12 @@ def test_pytest_ids_end_in_the_gradient(pytester):
         "cases:\n  - {id: g, op: conv1d, in_channels: 1, out_channels: 1, input_size: 4, kernel_size: 2,"
         " gradients: true}\n  - {id: f, op: conv1d, in_channels: 1, out_channels: 1, input_size: 4,"
         " kernel_size: 2}\n")
-    out = pytester.runpytest_subprocess("cases", "--backends", "torch", "--collect-only", "-q").stdout.str()
+    out = run_pytest(pytester, "cases", "--backends", "torch", "--collect-only", "-q").stdout.str()
     for node in ("g.yaml::g[torch-cpu]", "g.yaml::g[torch-cpu-grad_input]", "g.yaml::g[torch-cpu-grad_weight]",
                  "g.yaml::f[torch-cpu]"):
         assert node in out
     assert "grad_bias" not in out and "f[torch-cpu-grad" not in out
-    forced = pytester.runpytest_subprocess("cases", "--backends", "torch", "--gradients", "-q").stdout.str()
+    forced = run_pytest(pytester, "cases", "--backends", "torch", "--gradients", "-q").stdout.str()
     assert "6 passed" in forced  # both cases: out, grad_input, grad_weight
 
 

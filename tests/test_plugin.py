@@ -6,6 +6,8 @@ import re
 
 import pytest
 
+from tests.helpers import run_pytest
+
 CASES = """\
 defaults:
   op: conv2d
@@ -50,17 +52,17 @@ def corpus(pytester):
 
 
 def test_ids_and_tiers(corpus):
-    result = corpus.runpytest_subprocess("cases", "--backends", "torch", "--tier", "full", "--collect-only", "-q")
+    result = run_pytest(corpus, "cases", "--backends", "torch", "--tier", "full", "--collect-only", "-q")
     out = result.stdout.str()
     for node in ("cases/conv2d.yaml::smoke_one[torch-cpu]", "cases/conv2d.yaml::swept[stride=1][torch-cpu]",
                  "cases/conv2d.yaml::swept[stride=2][torch-cpu]"):
         assert node in out
-    smoke = corpus.runpytest_subprocess("cases", "--backends", "torch", "--tier", "smoke", "--collect-only", "-q")
+    smoke = run_pytest(corpus, "cases", "--backends", "torch", "--tier", "smoke", "--collect-only", "-q")
     assert "swept" not in smoke.stdout.str() and "2 tests collected" in smoke.stdout.str()
 
 
 def test_known_issue_is_xfail_with_link_and_others_fail(corpus):
-    result = corpus.runpytest_subprocess("cases", "--backends", "torch,fault:nan", "--tier", "smoke", "-rxX")
+    result = run_pytest(corpus, "cases", "--backends", "torch,fault:nan", "--tier", "smoke", "-rxX")
     result.assert_outcomes(passed=2, failed=1, xfailed=1)
     out = result.stdout.str()
     assert "https://example.invalid/issue/1" in out
@@ -69,7 +71,7 @@ def test_known_issue_is_xfail_with_link_and_others_fail(corpus):
 
 
 def test_unavailable_device_is_a_skip_with_reason(corpus):
-    result = corpus.runpytest_subprocess("cases", "--backends", "torch", "--device", "cuda", "--tier", "smoke", "-rs")
+    result = run_pytest(corpus, "cases", "--backends", "torch", "--device", "cuda", "--tier", "smoke", "-rs")
     result.assert_outcomes(skipped=2)
     assert "no CUDA device" in result.stdout.str()
 
@@ -77,14 +79,14 @@ def test_unavailable_device_is_a_skip_with_reason(corpus):
 def test_bad_case_file_is_one_line_collection_error(pytester):
     pytester.mkdir("cases")
     pytester.path.joinpath("cases", "bad.yaml").write_text("cases:\n  - id: a\n    op: conv9d\n")
-    result = pytester.runpytest_subprocess("cases", "--backends", "torch")
+    result = run_pytest(pytester, "cases", "--backends", "torch")
     assert result.ret != 0
     assert "cases/bad.yaml:3: op: must be one of" in result.stdout.str()
     assert "Traceback" not in result.stdout.str()
 
 
 def test_runs_under_xdist(corpus):
-    result = corpus.runpytest_subprocess("cases", "--backends", "torch", "-n", "2", "-p", "xdist")
+    result = run_pytest(corpus, "cases", "--backends", "torch", "-n", "2", "-p", "xdist")
     result.assert_outcomes(passed=4)
 
 
@@ -101,7 +103,7 @@ def test_loadgroup_runs_each_target_on_one_process(corpus, monkeypatch, tmp_path
     monkeypatch.setenv("CONVDIFF_CACHE", str(tmp_path / "cache"))
     corpus.path.joinpath("cases", "conv2d.yaml").write_text(CASES.replace("stride: [1, 2]", "stride: [1, 2, 3]"))
     backends = "torch,fault:nan" + (",torch-onnx-ort" if onnx else "")
-    result = corpus.runpytest_subprocess("cases", "--backends", backends, "--tier", "full", "-n", "2",
+    result = run_pytest(corpus, "cases", "--backends", backends, "--tier", "full", "-n", "2",
                                          "-p", "xdist", "--dist", "loadgroup", "-v")
     ran: dict[str, set[str]] = {}
     for line in result.stdout.lines:  # "[gw0] [ 10%] PASSED cases/conv2d.yaml::smoke_one[torch-cpu]@torch-cpu"
@@ -125,7 +127,7 @@ def test_host_selected_known_issue_is_decided_by_the_live_host(corpus, this_host
     machine = platform.machine() if this_host else "not-" + platform.machine()
     known = KNOWN.replace("    cases: {tags: naughty}\n", f"    host: {{machine: '{machine}'}}\n    cases: {{tags: naughty}}\n")
     corpus.path.joinpath("cases", "known_issues.yaml").write_text(known)
-    result = corpus.runpytest_subprocess("cases", "--backends", "fault:nan", "--tier", "smoke", "-rxX")
+    result = run_pytest(corpus, "cases", "--backends", "fault:nan", "--tier", "smoke", "-rxX")
     # fault:nan fails smoke_one (no entry) either way; nan_known is the case the entry names
     if this_host:
         result.assert_outcomes(failed=1, xfailed=1)
@@ -139,7 +141,7 @@ def test_max_rel_err_entry_leaves_a_gross_mismatch_failing(corpus):
     known = KNOWN + ("  - id: small_error\n    backend: 'mutant:*'\n    cases: {case: smoke_one}\n    status: mismatch\n"
                      "    max_rel_err: 0.05\n    reason: float16 accumulation\n    link: none\n")
     corpus.path.joinpath("cases", "known_issues.yaml").write_text(known)
-    result = corpus.runpytest_subprocess("cases", "--backends", "mutant:low_precision_accumulation,mutant:flip_kernel",
+    result = run_pytest(corpus, "cases", "--backends", "mutant:low_precision_accumulation,mutant:flip_kernel",
                                          "--tier", "smoke", "-k", "smoke_one", "-rxX")
     result.assert_outcomes(failed=1, xfailed=1)
     out = result.stdout.str()
@@ -152,7 +154,7 @@ def test_max_rel_err_entry_never_explains_a_non_finite_output(corpus):
     max_rel_err the same entry makes nan_known an xfail (test_host_selected_known_issue_is_decided_by_the_live_host)."""
     known = KNOWN.replace("    cases: {tags: naughty}\n", "    cases: {tags: naughty}\n    max_rel_err: 10.0\n")
     corpus.path.joinpath("cases", "known_issues.yaml").write_text(known)
-    result = corpus.runpytest_subprocess("cases", "--backends", "fault:nan", "--tier", "smoke", "-rxX")
+    result = run_pytest(corpus, "cases", "--backends", "fault:nan", "--tier", "smoke", "-rxX")
     result.assert_outcomes(failed=2)
 
 
@@ -165,12 +167,12 @@ def test_loadgroup_orders_the_largest_units_first(corpus):
     corpus.path.joinpath("tests", "test_b_grouped.py").write_text(
         "import pytest\n\npytestmark = pytest.mark.xdist_group('b')\n\n\ndef test_grouped():\n    pass\n")
     args = ("tests", "cases", "--backends", "torch,tvm", "--tier", "smoke", "--collect-only", "-q")
-    grouped = [ln for ln in corpus.runpytest_subprocess(*args, "-p", "xdist", "--dist", "loadgroup").stdout.lines
+    grouped = [ln for ln in run_pytest(corpus, *args, "-p", "xdist", "--dist", "loadgroup").stdout.lines
                if "::" in ln]
     assert grouped == ["cases/conv2d.yaml::smoke_one[tvm-cpu]", "cases/conv2d.yaml::nan_known[tvm-cpu]",
                        "cases/conv2d.yaml::smoke_one[torch-cpu]", "cases/conv2d.yaml::nan_known[torch-cpu]",
                        "tests/test_a_plain.py::test_plain", "tests/test_b_grouped.py::test_grouped"], grouped
-    plain = [ln for ln in corpus.runpytest_subprocess(*args).stdout.lines if "::" in ln]
+    plain = [ln for ln in run_pytest(corpus, *args).stdout.lines if "::" in ln]
     assert plain[:2] == ["tests/test_a_plain.py::test_plain", "tests/test_b_grouped.py::test_grouped"], plain
     assert sorted(plain) == sorted(grouped)
 
