@@ -64,11 +64,11 @@ def _child(inherited: list[Any], request: tuple, fds: list[int]) -> None:
         from harness.execution import scripts
         from harness.execution.worker import main
 
-        inherited = scripts.generated_sources()
+        held = scripts.generated_sources()  # the template's own, if it ever converted a function
         try:
             main([backend, device, str(to_worker), str(from_worker)])
         finally:
-            scripts.remove_generated_sources(inherited)  # what the exit handlers os._exit skips would do
+            scripts.remove_generated_sources(held)  # what the exit handlers os._exit skips would do
         code = 0
     except BaseException:  # noqa: BLE001 - the controller sees the status and the log
         import traceback
