@@ -86,8 +86,21 @@ def test_bad_case_file_is_one_line_collection_error(pytester):
 
 
 def test_runs_under_xdist(corpus):
-    result = run_pytest(corpus, "cases", "--backends", "torch", "-n", "2", "-p", "xdist")
-    result.assert_outcomes(passed=4)
+    """Under xdist too; an xdist session a test starts inside another keeps the outer session's shared
+    directory (its processes fork from the templates that session runs: harness/execution/shared.py),
+    and one started outside any makes its own."""
+    import os
+
+    from harness.execution import shared
+
+    outer = shared.inherited()
+    corpus.mkdir("tests")
+    corpus.path.joinpath("tests", "test_shared_dir.py").write_text(
+        "import os\n\n\ndef test_shared_dir():\n"
+        f"    got = os.environ.get({shared.SHARED_ENV!r}, '')\n"
+        + (f"    assert got == {str(outer)!r}\n" if outer else f"    assert got.startswith({os.path.join('/tmp', 'convdiff-shared-')!r})\n"))
+    result = run_pytest(corpus, "cases", "tests", "--backends", "torch", "-n", "2", "-p", "xdist")
+    result.assert_outcomes(passed=5)
 
 
 def test_loadgroup_runs_each_target_on_one_process(corpus, monkeypatch, tmp_path):

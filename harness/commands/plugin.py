@@ -170,7 +170,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
     if getattr(config, "workerinput", None) is not None:
         shared.adopt()
-    elif config.getoption("numprocesses", None):
+    elif config.getoption("numprocesses", None) and shared.inherited() is None:  # a nested xdist session
+        # (a test's) keeps the session it runs in: its processes adopt the templates already running there
         with contextlib.suppress(OSError):  # no writable temporary directory: each process keeps its own
             config.stash[SHARED] = shared.start_session()
 

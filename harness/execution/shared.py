@@ -13,7 +13,10 @@ A process a test starts (a `convdiff run`, a nested pytest) inherits the variabl
 zygote the session already runs for its key (`inherited`; 11 such processes in a cold make test paid
 12.8 CPU-s of framework imports for private ones), and starts a private one, as before, where none
 runs (one started for it would stay until the session ends, holding a framework's memory). Outside a
-session nothing is shared. What a template forks is unchanged: the key holds the modules it imports,
+session nothing is shared. An xdist session a test starts (tests/test_plugin.py) keeps the outer one's
+directory instead of making its own: its processes adopt it like the outer session's, so they fork from
+the templates running there (before, each such session imported torch once more, ~4 CPU-s). What a
+template forks is unchanged: the key holds the modules it imports,
 the environment and CPU affinity it imports under, and the interpreter.
 """
 
