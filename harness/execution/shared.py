@@ -16,8 +16,8 @@ runs (one started for it would stay until the session ends, holding a framework'
 session nothing is shared. An xdist session a test starts (tests/test_plugin.py) keeps the outer one's
 directory instead of making its own: its processes adopt it like the outer session's, so they fork from
 the templates running there (before, each such session imported torch once more, ~4 CPU-s). What a
-template forks is unchanged: the key holds the modules it imports,
-the environment and CPU affinity it imports under, and the interpreter.
+template forks is unchanged: the key holds the modules it imports, the environment and CPU affinity it
+imports under, and the interpreter.
 """
 
 from __future__ import annotations
