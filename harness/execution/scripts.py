@@ -22,7 +22,7 @@ import os
 import runpy
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 
 def run_as_main(path: str, out_fd: int, args: Sequence[str] = (), module: bool = False) -> int:
@@ -38,27 +38,26 @@ def run_as_main(path: str, out_fd: int, args: Sequence[str] = (), module: bool =
     entries = [first, *(os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)]
     sys.path[:0] = [e for e in dict.fromkeys(entries) if e == first or e not in sys.path]
     sys.argv = [path, *args]
-    inherited = generated_sources()
     code = 0
-    try:
-        if module:
-            runpy.run_module(path, run_name="__main__", alter_sys=True)  # argv[0]: the module's file, as -m sets
-        else:
-            runpy.run_path(path, run_name="__main__")
-    except SystemExit as exc:
-        if isinstance(exc.code, int) or exc.code is None:
-            code = exc.code or 0
-        else:
-            print(exc.code, file=sys.stderr)
+    with deleting_generated_sources():
+        try:
+            if module:
+                runpy.run_module(path, run_name="__main__", alter_sys=True)  # argv[0]: the module's file, as -m sets
+            else:
+                runpy.run_path(path, run_name="__main__")
+        except SystemExit as exc:
+            if isinstance(exc.code, int) or exc.code is None:
+                code = exc.code or 0
+            else:
+                print(exc.code, file=sys.stderr)
+                code = 1
+        except BaseException:  # noqa: BLE001 - what `python script.py` does with it
+            traceback.print_exc()
             code = 1
-    except BaseException:  # noqa: BLE001 - what `python script.py` does with it
-        traceback.print_exc()
-        code = 1
-    finally:
-        with contextlib.suppress(Exception):
-            sys.stdout.flush()
-            sys.stderr.flush()
-        remove_generated_sources(inherited)
+        finally:
+            with contextlib.suppress(Exception):
+                sys.stdout.flush()
+                sys.stderr.flush()
     return code
 
 
@@ -68,6 +67,16 @@ AUTOGRAPH_PREFIX = "__autograph_generated_file"  # tensorflow/python/autograph/p
 def generated_sources() -> frozenset[str]:
     """The autograph-generated modules this process holds (each has a temp file of its source)."""
     return frozenset(name for name in list(sys.modules) if name.startswith(AUTOGRAPH_PREFIX))
+
+
+@contextlib.contextmanager
+def deleting_generated_sources() -> Iterator[None]:
+    """Around a forked child's work: on the way out, delete the sources of the autograph modules it loaded."""
+    held = generated_sources()  # the forking process's own, if it ever converted a function
+    try:
+        yield
+    finally:
+        remove_generated_sources(held)
 
 
 def remove_generated_sources(inherited: frozenset[str]) -> None:

@@ -64,11 +64,8 @@ def _child(inherited: list[Any], request: tuple, fds: list[int]) -> None:
         from harness.execution import scripts
         from harness.execution.worker import main
 
-        held = scripts.generated_sources()  # the template's own, if it ever converted a function
-        try:
+        with scripts.deleting_generated_sources():  # what the exit handlers os._exit skips would do
             main([backend, device, str(to_worker), str(from_worker)])
-        finally:
-            scripts.remove_generated_sources(held)  # what the exit handlers os._exit skips would do
         code = 0
     except BaseException:  # noqa: BLE001 - the controller sees the status and the log
         import traceback
