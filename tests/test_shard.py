@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from harness.model.loader import load_cases
@@ -45,6 +47,26 @@ def test_compiled_sample_runs_a_fixed_share_on_building_backends_only():
     assert [c for c in cases if select("torch-inductor", c)] == chosen
     fewer = compiled_sample(cases[: len(cases) // 2], ["tvm"], 4)[0]  # a case's membership is its own
     assert [c for c in cases[: len(cases) // 2] if fewer("tvm", c)] == [c for c in chosen if c in cases[: len(cases) // 2]]
+
+
+def test_compiled_sample_leaves_the_largest_convolutions_to_the_full_run():
+    """A case above SAMPLE_MAX_MACS is never in a sample, whatever its hash; at or below, its hash decides."""
+    import zlib
+
+    from harness.commands.cli import SAMPLE_MAX_MACS, compiled_sample, in_sample
+    from harness.model.loader import load_file
+    from harness.model.shard import case_macs
+
+    # deeplabv3's dilated 3x3: 256 outputs x 16 x 16 positions, each summing 2048 x 3 x 3 terms
+    (giant,) = [c for c in load_file("cases/models/deeplabv3_resnet50.yaml") if c.id == "deeplabv3_resnet50_26_conv2d_k3d24"]
+    assert case_macs(giant) == 256 * 16 * 16 * 2048 * 9 > SAMPLE_MAX_MACS
+    assert zlib.crc32(f"deeplabv3_resnet50.yaml::{giant.id}".encode()) % 16 == 0  # its hash alone would pick it
+    assert not in_sample(giant, 16)
+    select, _ = compiled_sample([giant], ["torch", "tvm"], 16)
+    assert select is not None and select("torch", giant) and not select("tvm", giant)
+    assert compiled_sample([giant], ["tvm"], 1) == (None, [])  # SAMPLE=1: every case, the giant included
+    small = [c for c in load_cases(["cases"]) if case_macs(c) <= SAMPLE_MAX_MACS]
+    assert all(in_sample(c, 16) == (zlib.crc32(f"{Path(c.file).name}::{c.id}".encode()) % 16 == 0) for c in small)
 
 
 def test_run_with_compiled_sample_writes_records_for_the_chosen_cases_only(tmp_path):

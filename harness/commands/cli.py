@@ -23,7 +23,7 @@ from harness.judge.summary import exit_status, format_table
 from harness.judge.verdict import Verdicts
 from harness.model.case import OUTPUTS, Case
 from harness.model.loader import NOT_CASE_FILES, case_files, known_issues_dir, load_cases
-from harness.model.shard import parse_shard, shard
+from harness.model.shard import case_macs, parse_shard, shard
 from harness.model.yamlmap import InputError
 
 DEFAULT_CASES = "cases"
@@ -49,10 +49,18 @@ def resolve_targets(backends: list[str], device: str) -> list[tuple[str, str]]:
     return [(b, d) for b in backends for d in devices if d in get_backend(b).capabilities.devices]
 
 
+# --compiled-sample draws only among the cases up to this many multiply-adds: the few convolutions of
+# the model corpus above it (0.3-1.3 G) cost seconds to execute on the compiled paths, each (TVM's
+# untuned llvm schedule: 17 s for deeplabv3's dilated 3x3 of 1.2 G, on each of its six paths, a fifth of
+# a warm `make run`), so they run with every case: SAMPLE=1 and the nightly
+SAMPLE_MAX_MACS = 300_000_000
+
+
 def in_sample(case: Case, n: int) -> bool:
     """Whether a case is in the 1/n sample: a hash of its file name and id, so the sample spreads over
-    every file, never changes when other cases are added, and is the same on every machine."""
-    return zlib.crc32(f"{Path(case.file).name}::{case.id}".encode()) % n == 0
+    every file, never changes when other cases are added, and is the same on every machine; among the
+    cases of at most SAMPLE_MAX_MACS multiply-adds."""
+    return case_macs(case) <= SAMPLE_MAX_MACS and zlib.crc32(f"{Path(case.file).name}::{case.id}".encode()) % n == 0
 
 
 def compiled_sample(cases: list[Case], backends: list[str], n: int) -> tuple[Select | None, list[str]]:
@@ -264,7 +272,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--shard", help="i/n: run only shard i of n (deterministic, cost-balanced)")
     run.add_argument("--tf32", choices=("on", "off"), default="off", help="allow TF32 on CUDA (default off)")
     run.add_argument("--compiled-sample", type=positive_int, default=1, metavar="N",
-                     help="backends that export, convert or compile a model per case run a fixed 1/N of the cases (default 1: every case; `make run` uses the README's N)")
+                     help="backends that export, convert or compile a model per case run a fixed 1/N of the cases of at most "
+                          f"{SAMPLE_MAX_MACS // 10**6} M multiply-adds (default 1: every case; `make run` uses the README's N)")
     run.add_argument("--gradients", action="store_true",
                      help="also judge grad_input, grad_weight, grad_bias of every case (as if gradients: true)")
     val = sub.add_parser("validate", help="check case files only")

@@ -28,11 +28,15 @@ def parse_shard(text: str) -> tuple[int, int]:
     return i, n
 
 
-def case_cost(case: Case) -> float:
+def case_macs(case: Case) -> int:
+    """The convolution's multiply-adds: every output element times the terms summed into it (0 without geometry)."""
     if case.geometry is None:
-        return FIXED_COST
-    outputs = case.batch * case.out_channels * math.prod(case.geometry.out_size)
-    return FIXED_COST + outputs * case.accumulation_length
+        return 0
+    return case.batch * case.out_channels * math.prod(case.geometry.out_size) * case.accumulation_length
+
+
+def case_cost(case: Case) -> float:
+    return FIXED_COST + case_macs(case)
 
 
 def shard(cases: Sequence[Case], index: int, count: int) -> list[Case]:
