@@ -6,6 +6,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from harness.commands.smoke_select import FULL_TESTS_ENV
 from harness.execution.records import Record
 from harness.execution.runner import run_cases
 from harness.judge.verdict import Verdicts
@@ -93,7 +94,6 @@ def assert_chosen_statuses(records: Sequence[Record], chosen: dict, host_depende
     assert got == want  # the chosen known divergences still diverge (else pick new cases)
 
 
-FULL_TESTS_ENV = "CONVDIFF_FULL_TESTS"  # 1 in the nightly: every chosen record's reproducer runs
 
 
 def script_sample(records: Sequence[Record], per_backend: int = 1) -> list[Record]:

@@ -184,22 +184,18 @@ def test_browser_click_cell_filters_rows(browser: Browser, tmp_path: Path) -> No
 @pytest.mark.slow
 def test_browser_20000_results_open_and_filter(browser: Browser, tmp_path: Path) -> None:
     """The nightly merged report: 20,000 results (2,000+ non-pass listed) opens and filters to exactly the
-    right rows with no script error. The times are printed, not asserted (speed is measured, not a test
-    verdict: a loaded CI machine must not fail it); they were 0.5-1.5 s on 2 cores."""
+    right rows with no script error. The times of one open and one filter are printed, not asserted (speed is
+    measured, not a test verdict: a loaded CI machine must not fail it); they were 0.5-1.5 s on 2 cores."""
     recs = synthetic(20000)
     page = tmp_path / "report.html"
     write_html(page, recs, summarize(recs), known_path=None)
-    first = browser.open(page)  # includes starting the renderer process; the median of warm opens is reported
-    runs = []
-    for _ in range(3):
-        opened = browser.open(page)
-        t0 = time.monotonic()
-        browser.click("#cell-conv3d-paddle-cpu", corner=True)
-        browser.js("new Promise(r => requestAnimationFrame(() => setTimeout(r, 0)))")
-        runs.append((opened, time.monotonic() - t0))
-    opened, filtered = sorted(runs, key=sum)[1]
+    opened = browser.open(page)  # includes starting the renderer process
+    t0 = time.monotonic()
+    browser.click("#cell-conv3d-paddle-cpu", corner=True)
+    browser.js("new Promise(r => requestAnimationFrame(() => setTimeout(r, 0)))")
+    filtered = time.monotonic() - t0
     shown = browser.js(f"{VISIBLE}.length")
     assert shown == sum(r.status != "pass" and r.op == "conv3d" and r.backend == "paddle" for r in recs)
     assert not browser.errors()
-    print(f"\n20,000 results ({page.stat().st_size / 1e6:.1f} MB, {shown} rows after filter): first open {first:.2f} s;"
-          f" median warm open {opened:.2f} s + filter {filtered:.3f} s")
+    print(f"\n20,000 results ({page.stat().st_size / 1e6:.1f} MB, {shown} rows after filter): open {opened:.2f} s,"
+          f" filter {filtered:.3f} s")

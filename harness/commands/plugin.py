@@ -17,8 +17,10 @@ from typing import Any
 import pytest
 
 from backends.registry import UnknownBackend, get_backend, installed_backends, parse_backends
+from harness.commands import smoke_select
 from harness.execution.host import cpu_facts, merged
 from harness.execution.pool import Worker, stop_all
+from harness.execution.prefetch import nbytes
 from harness.execution.runner import gradient_oracle_for, oracle_for
 from harness.execution.warm_pool import POOL, release
 from harness.judge.known_issues import KnownIssue, KnownIssues, load_known_issues
@@ -41,6 +43,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--tier", default="full", choices=("smoke", "full"), help="smoke: smoke cases only")
     g.addoption("--convdiff-timeout", type=float, default=120.0, help="seconds one case may take")
     g.addoption("--gradients", action="store_true", help="also judge every case's gradients (as if gradients: true)")
+    g.addoption("--compiled-smoke", default="cover", choices=smoke_select.CHOICES,
+                help="smoke tier on the backends that build a model per case: its cover and known issues, or all")
 
 
 class ExpectedDivergence(AssertionError):
@@ -177,23 +181,32 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under `--dist loadgroup` (make test) xdist hands each process whole groups, in the order of their
+    """The smoke tier on the backends that build a model per case: its cover (harness/commands/smoke_select.py).
+    Then, under `--dist loadgroup` (make test) xdist hands each process whole groups, in the order of their
     first items: hand it the largest first, so that the last ones to finish are small. Each target's case
     items are one group (torch-inductor's smoke tier, a C++ compile per graph, is the longest of all), those
     that build a model per case ahead of the rest; then the tests as collected. `state.grouped`, not `dist`:
-    xdist's worker processes, which collect and order, see `dist` as "no". (Until the eleventh session the
-    ordering lived in conftest.py and read `dist`, so it never applied: torch-inductor's group started last
-    and one process ran 62 s alone at the end.)"""
+    xdist's worker processes, which collect and order, see `dist` as "no" (the README: ordering)."""
     state = config.stash.get(STATE, None)
-    if state is None or not state.grouped:
+    if state is None:
+        return
+    if smoke_select.wanted(config.getoption("compiled_smoke"), state.tier):
+        items[:], dropped = smoke_select.split(items, builds_per_case)
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+    if not state.grouped:
         return
 
     def rank(item: pytest.Item) -> int:
         if isinstance(item, CaseItem):
-            return 0 if get_backend(item.backend).builds_per_case else 1
+            return 0 if builds_per_case(item.backend) else 1
         return 2
 
     items.sort(key=rank)  # stable: within a rank, as collected
+
+
+def builds_per_case(backend: str) -> bool:
+    return get_backend(backend).builds_per_case
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -207,6 +220,8 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     state = config.stash.get(STATE, None)
     if state is None:
         return
+    if smoke_select.wanted(config.getoption("compiled_smoke"), state.tier):
+        terminalreporter.write_line(smoke_select.NOTE)
     from backends.registry import REAL_BACKENDS
 
     for directory, cases in state.collected.items():
@@ -382,16 +397,3 @@ class CaseItem(pytest.Item):
     def reportinfo(self):
         what = "" if self.output == "out" else f" ({self.output})"
         return self.path, self.case.line - 1, f"{self.case.id} on {self.backend}-{self.device}{what}"
-
-
-def nbytes(value: Any) -> int:
-    """The bytes of the arrays in `value` (tuples, lists, dicts and dataclasses of them)."""
-    if hasattr(value, "nbytes"):
-        return int(value.nbytes)
-    if isinstance(value, (tuple, list)):
-        return sum(map(nbytes, value))
-    if isinstance(value, dict):
-        return sum(map(nbytes, value.values()))
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return sum(nbytes(getattr(value, f.name)) for f in dataclasses.fields(value))
-    return 0

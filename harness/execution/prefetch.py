@@ -35,7 +35,7 @@ class Prefetch:
         try:
             for case in self.cases:
                 item = self.prepare(case)
-                size = _nbytes(item)
+                size = nbytes(item)
                 with self.cond:
                     self.cond.wait_for(lambda size=size: self._room(size))
                     if self.cancelled:
@@ -80,14 +80,14 @@ class Prefetch:
             self.cond.notify_all()
 
 
-def _nbytes(value: Any) -> int:
+def nbytes(value: Any) -> int:
     """Bytes held by the arrays in a prepared item (nested tuples, lists, dicts, dataclasses)."""
     if hasattr(value, "nbytes"):
         return int(value.nbytes)
     if isinstance(value, tuple | list):
-        return sum(_nbytes(v) for v in value)
+        return sum(nbytes(v) for v in value)
     if isinstance(value, dict):
-        return sum(_nbytes(v) for v in value.values())
+        return sum(nbytes(v) for v in value.values())
     if hasattr(value, "__dataclass_fields__"):
-        return sum(_nbytes(getattr(value, f)) for f in value.__dataclass_fields__)
+        return sum(nbytes(getattr(value, f)) for f in value.__dataclass_fields__)
     return 0
