@@ -94,8 +94,6 @@ def assert_chosen_statuses(records: Sequence[Record], chosen: dict, host_depende
     assert got == want  # the chosen known divergences still diverge (else pick new cases)
 
 
-
-
 def script_sample(records: Sequence[Record], per_backend: int = 1) -> list[Record]:
     """The records whose reproducers a test runs. Under make test, per backend its first failing record
     (its first record when none fails): every backend's template runs, on the record that shows what the
