@@ -49,10 +49,10 @@ def resolve_targets(backends: list[str], device: str) -> list[tuple[str, str]]:
     return [(b, d) for b in backends for d in devices if d in get_backend(b).capabilities.devices]
 
 
-# --compiled-sample draws only among the cases up to this many multiply-adds: the few convolutions of
-# the model corpus above it (0.3-1.3 G) cost seconds to execute on the compiled paths, each (TVM's
-# untuned llvm schedule: 17 s for deeplabv3's dilated 3x3 of 1.2 G, on each of its six paths, a fifth of
-# a warm `make run`), so they run with every case: SAMPLE=1 and the nightly
+# --compiled-sample draws only among the cases up to this many multiply-adds: the 11 convolutions of the
+# model corpus above it (0.3-1.3 G) take seconds each on the compiled paths (deeplabv3's dilated 3x3 of
+# 1.2 G: 17 s of wall on each of the six TVM paths' untuned llvm schedules, much of it waiting for a core;
+# a warm `make run` 178 -> 174 s without it), so they run where every case does: SAMPLE=1, the nightly
 SAMPLE_MAX_MACS = 300_000_000
 
 

@@ -31,7 +31,7 @@ def split(items: Sequence[Any], builds_per_case: Callable[[str], bool]) -> tuple
     """(kept, deselected) among pytest items; case items carry `case`, `backend`, `known`, `forward_known`
     (the known-issue entries that may match them). The cover is drawn from the smoke cases among the items,
     and a known issue's witness is its first item, both in collection (corpus) order."""
-    cases = {}
+    cases: dict[tuple[str, str], Any] = {}
     for item in items:
         case = getattr(item, "case", None)
         if case is not None:
