@@ -5,7 +5,12 @@ An entry is named by a key over everything that decides the artefact: the case's
 (without its seed: the digest of the arrays the model bakes in stands for what the seed drew),
 the framework versions, and the digest of the adapter sources that write the model. A changed
 case, framework or adapter therefore misses, and builds again. A refusal (the exporter raised)
-is cached as well, as its one-line message, so it is not retried either.
+is cached as well, as its one-line message, so it is not retried either. So is a build that kills
+its process (paddle2onnx aborts on some models): while it builds, a worker names the entry in
+`$CONVDIFF_CACHE/building/<pid>`; when a worker dies, the controller (harness/execution/pool.py) turns
+that file into `<key>.crashed` holding the crash message (`settle_attempt`), and a later run reports the
+case as that crash (`RememberedCrash`) instead of killing a worker again. A worker killed for a
+timeout, or one stopped by the run's end, leaves nothing remembered.
 
 Layout: `$CONVDIFF_CACHE/<kind>/<key>/` holding the entry's files, or `<key>.failed`; entries are
 written into a temporary sibling and renamed, so a killed worker never leaves half an entry and
@@ -27,6 +32,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from backends.base import RememberedCrash
 from backends.digest import baked_arrays_digest
 
 try:
@@ -38,6 +44,9 @@ from harness.numerics.inputs import Inputs
 
 FORMAT = 1  # bump when the layout of an entry or the meaning of a key changes
 BACKENDS = Path(__file__).resolve().parent
+ATTEMPTS = "building"  # $CONVDIFF_CACHE/building/<pid>: "<kind>/<key>", the entry process <pid> is building
+CLOCK_SLACK_S = 1.0  # file times come from a coarser clock than time.time(): an attempt file this much older
+                     # than its worker's start still counts as the worker's own
 
 
 def cache_base() -> Path | None:
@@ -73,9 +82,15 @@ class ArtifactCache:
         self.root = None if base is None else base / kind
 
     def load(self, key: str) -> dict[str, bytes] | str | None:
-        """The entry's files, the cached refusal message, or None on a miss."""
+        """The entry's files, the cached refusal message, or None on a miss; RememberedCrash where
+        building the entry killed a worker before."""
         if self.root is None:
             return None
+        crashed = self.root / f"{key}.crashed"
+        if crashed.exists():
+            raise RememberedCrash(f"{crashed.read_text()} (remembered: building this model killed a worker in "
+                                  f"an earlier run, same key {key[:12]}; not built again: CONVDIFF_CACHE=off "
+                                  f"builds it)")
         failed = self.root / f"{key}.failed"
         if failed.exists():
             return failed.read_text()
@@ -111,14 +126,15 @@ class ArtifactCache:
         except OSError:  # another worker stored it first
             shutil.rmtree(tmp, ignore_errors=True)
 
-    def store_failure(self, key: str, message: str) -> None:
+    def store_failure(self, key: str, message: str, suffix: str = ".failed") -> None:
+        """Cache a refusal (`.failed`) or a crash (`.crashed`) as its message."""
         if self.root is None or not self._should_store(key):
             return
         self.root.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=self.root, prefix=f".{key[:12]}-", suffix=".tmp")
         with os.fdopen(fd, "w") as fh:
             fh.write(message)
-        os.replace(tmp, self.root / f"{key}.failed")
+        os.replace(tmp, self.root / f"{key}{suffix}")
 
     def fetch(self, key: str, build: Callable[[], dict[str, bytes]],
               refusal: Callable[[Exception], str]) -> tuple[dict[str, bytes] | str, str]:
@@ -132,13 +148,28 @@ class ArtifactCache:
             if hit is not None:
                 return hit, f"cache hit {key[:12]}"
             try:
-                files = build()
+                with self.attempt(key):
+                    files = build()
             except Exception as exc:  # noqa: BLE001 - the converter refused: the caller reports it
                 message = refusal(exc)
                 self.store_failure(key, message)
                 return message, "refused"
             self.store(key, files)
             return files, "built"
+
+    @contextlib.contextmanager
+    def attempt(self, key: str) -> Iterator[None]:
+        """Name the entry in `building/<pid>` while `build` runs: left behind only if the process dies."""
+        path = attempt_file(os.getpid())
+        if self.root is None or path is None:
+            yield
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"{self.root.name}/{key}")
+        try:
+            yield
+        finally:
+            path.unlink(missing_ok=True)
 
     @contextlib.contextmanager
     def building(self, key: str) -> Iterator[None]:
@@ -155,3 +186,28 @@ class ArtifactCache:
                 yield
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def attempt_file(pid: int) -> Path | None:
+    base = cache_base()
+    return None if base is None else base / ATTEMPTS / str(pid)
+
+
+def settle_attempt(pid: int, started: float, crash: str | None) -> str | None:
+    """The controller's part, when worker `pid` (started at `started`, time.time()) is gone: the entry it
+    was building, if any (None otherwise), remembered as crashed with the message `crash`, or, with
+    `crash` None (a timeout, a stop), forgotten. An attempt file older than the worker is a dead process's
+    that had the same pid: removed, never remembered."""
+    path = attempt_file(pid)
+    if path is None:
+        return None
+    try:
+        made, entry = path.stat().st_mtime, path.read_text().strip()
+    except OSError:
+        return None
+    path.unlink(missing_ok=True)
+    kind, _, key = entry.partition("/")
+    if crash is None or made < started - CLOCK_SLACK_S or not key:
+        return None
+    ArtifactCache(kind).store_failure(key, crash, ".crashed")
+    return entry

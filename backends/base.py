@@ -26,6 +26,11 @@ class Rejected(Exception):
     """The framework itself raised on the call; the message is its first line."""
 
 
+class RememberedCrash(Exception):
+    """Building this case's artefact killed its worker in an earlier run, under the same cache key
+    (backends/artifacts.py): the case is reported as that crash again, without building it again."""
+
+
 @dataclass
 class Output:
     array: np.ndarray          # in the case layout, storage dtype as in harness.numerics.inputs

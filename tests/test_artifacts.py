@@ -81,3 +81,75 @@ def test_warm_run_exports_nothing_and_gives_the_same_records(tmp_path, monkeypat
         runs.append((entries, mtimes, [(r["case_id"], r["status"], r["max_abs_err"]) for r in recs]))
     assert len(runs[0][0]) == 3 and runs[0][:2] == runs[1][:2]  # one entry per case, none written again
     assert runs[0][2] == runs[1][2] and all(s == "pass" for _, s, _ in runs[0][2])
+
+
+def _two_runs(cases, backend: str, timeout: float) -> list[list]:
+    from harness.execution.runner import run_cases
+    from harness.judge.verdict import Verdicts
+
+    runs: list[list] = []
+    for _ in range(2):
+        records: list = []
+        run_cases(cases, [(backend, "cpu")], records.append, Verdicts(), timeout=timeout)
+        runs.append(records)
+    return runs
+
+
+def test_a_build_that_kills_its_worker_is_remembered_not_repeated(tmp_path, monkeypatch):
+    """fault:build_abort aborts in every build: the first run's crashes are stored as `<key>.crashed`, and the
+    second run reports the same crashes from them (the build would abort again: a "remembered" message can
+    only come from a worker that did not build)."""
+    monkeypatch.setenv("CONVDIFF_CACHE", str(tmp_path))
+    cases = [make_case(id=f"c{i}", op="conv2d", in_channels=2, out_channels=2, input_size=5, kernel_size=3, stride=s)
+             for i, s in enumerate((1, 2))]
+    cold, warm = _two_runs(cases, "fault:build_abort", timeout=60.0)
+    assert [(r.case_id, r.status) for r in cold] == [(r.case_id, r.status) for r in warm] == [("c0", "crash"), ("c1", "crash")]
+    assert all("SIGABRT" in r.message and "remembered" not in r.message for r in cold), [r.message for r in cold]
+    assert all("SIGABRT" in r.message and "remembered" in r.message for r in warm), [r.message for r in warm]
+    assert len(list((tmp_path / "fault-build").glob("*.crashed"))) == 2
+    assert not list((tmp_path / "building").iterdir())  # each attempt settled by the controller
+
+
+def test_a_build_killed_for_its_timeout_is_not_remembered(tmp_path, monkeypatch):
+    monkeypatch.setenv("CONVDIFF_CACHE", str(tmp_path))
+    case = make_case(id="h", op="conv1d", in_channels=1, out_channels=1, input_size=4, kernel_size=3)
+    cold, warm = _two_runs([case], "fault:build_hang", timeout=1.5)
+    assert [r.status for r in cold + warm] == ["timeout", "timeout"], [r.message for r in cold + warm]
+    assert not list((tmp_path / "fault-build").glob("*.crashed"))
+    assert not list((tmp_path / "building").iterdir())
+
+
+def test_an_attempt_file_older_than_the_worker_is_never_remembered(tmp_path, monkeypatch):
+    """A pid is reused: the file a dead process left under it is not the new worker's build."""
+    import os
+    import time
+
+    from backends.artifacts import attempt_file, settle_attempt
+
+    monkeypatch.setenv("CONVDIFF_CACHE", str(tmp_path))
+    for age, remembered in ((0.0, "kind/k1"), (60.0, None)):
+        path = attempt_file(4242)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(remembered or "kind/k2")
+        os.utime(path, (time.time() - age, time.time() - age))
+        assert settle_attempt(4242, time.time() - 5.0, "worker killed by SIGABRT") == remembered
+        assert not path.exists()
+    assert (tmp_path / "kind" / "k1.crashed").read_text() == "worker killed by SIGABRT"
+    assert not (tmp_path / "kind" / "k2.crashed").exists()
+    assert settle_attempt(4243, 0.0, "x") is None  # no attempt: nothing to remember
+
+
+def test_paddle2onnx_abort_is_remembered(tmp_path, monkeypatch):
+    """paddle2onnx aborts on a channels_last conv (known issue paddle2onnx-nhwc-conv-aborts): the warm run
+    reports the same crash without exporting again."""
+    from backends.registry import get_backend
+
+    if get_backend("paddle2onnx-ort").unavailable_reason():
+        pytest.skip(get_backend("paddle2onnx-ort").unavailable_reason())
+    monkeypatch.setenv("CONVDIFF_CACHE", str(tmp_path))
+    case = make_case(id="nhwc", op="conv2d", in_channels=2, out_channels=3, input_size=5, kernel_size=3,
+                     layout="channels_last")
+    cold, warm = _two_runs([case], "paddle2onnx-ort", timeout=120.0)
+    assert [r.status for r in cold + warm] == ["crash", "crash"], [r.message for r in cold + warm]
+    assert "remembered" not in cold[0].message and warm[0].message.startswith(cold[0].message.split(":")[0])
+    assert "remembered" in warm[0].message and len(list((tmp_path / "paddle2onnx").glob("*.crashed"))) == 1

@@ -1,6 +1,8 @@
 """`fault:<mode>`: a test double that misbehaves on purpose, to prove the runner survives.
 
-It computes its answers with the NumPy oracle (no framework), then injects the fault.
+It computes its answers with the NumPy oracle (no framework), then injects the fault. The `build_*`
+modes fail while building the case's artefact through backends/artifacts.py's cache, as a converter
+that aborts (paddle2onnx) or hangs does.
 """
 
 from __future__ import annotations
@@ -11,12 +13,13 @@ import time
 
 import numpy as np
 
-from backends.base import Backend, Capabilities, Output
+from backends.artifacts import ArtifactCache, case_key
+from backends.base import Backend, Capabilities, Output, first_line
 from harness.model.case import EPILOGUE_OPS, Case
 from harness.numerics.inputs import Inputs
 from harness.numerics.oracle import reference
 
-FAULT_MODES = ("segfault", "abort", "hang", "exception", "wrong_shape", "nan")
+FAULT_MODES = ("segfault", "abort", "hang", "exception", "wrong_shape", "nan", "build_abort", "build_hang")
 
 
 class FaultBackend(Backend):
@@ -33,6 +36,8 @@ class FaultBackend(Backend):
         self.name = f"fault:{mode}"
 
     def run(self, case: Case, inputs: Inputs, device: str) -> Output:
+        if self.mode.startswith("build_"):  # builds nothing it could return: it aborts or hangs first
+            ArtifactCache("fault-build").fetch(case_key(case, inputs, {"fault": self.mode}), self.fail_build, first_line)
         if self.mode == "segfault":
             ctypes.string_at(0)  # reads address 0: SIGSEGV
         if self.mode == "abort":
@@ -48,3 +53,9 @@ class FaultBackend(Backend):
         if self.mode == "nan":
             out.reshape(-1)[0] = np.nan
         return Output(out, case.dtype, f"oracle, then inject {self.mode}")
+
+    def fail_build(self) -> dict[str, bytes]:
+        if self.mode == "build_abort":
+            os.abort()
+        time.sleep(3600)
+        return {}

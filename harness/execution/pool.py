@@ -234,6 +234,7 @@ class Worker:
             self.proc.kill()
         if self.proc is not None:
             self.proc.wait()
+            self._settle_build(None)  # a timeout or a stop: what it was building is not remembered
         if self.sender is not None:
             self.sender.shutdown(wait=True, cancel_futures=True)  # its write fails now the worker is gone
             self.sender = None
@@ -318,11 +319,19 @@ class Worker:
         if len(self.inflight) == 1:
             self.head_since = time.monotonic()
 
+    def _settle_build(self, crash: str | None) -> None:
+        """The artefact the gone process was building (backends/artifacts.py): remembered as `crash`, or forgotten."""
+        from backends.artifacts import settle_attempt
+
+        if self.proc is not None:
+            settle_attempt(self.proc.pid, time.time() - (time.monotonic() - self.started_at), crash)
+
     def _died(self, elapsed: float) -> dict[str, Any]:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
         code = self._exit_code()
         msg = f"{_death(code)} while running this case{self._last_log_line()}"
+        self._settle_build(msg)  # died building its model: a later run reports this crash, not building again
         self.kill()
         return {"status": "crash", "message": msg, "duration_s": elapsed}
 

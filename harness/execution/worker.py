@@ -17,7 +17,7 @@ import traceback
 from collections.abc import Iterable
 from typing import Any
 
-from backends.base import Rejected, Unsupported, first_line
+from backends.base import Rejected, RememberedCrash, Unsupported, first_line
 from backends.registry import get_backend
 from harness.execution.grad_exec import execute_gradients
 from harness.model.case import Case
@@ -72,6 +72,8 @@ def execute(backend: Any, case: Case, inputs: Inputs, device: str) -> dict[str, 
         return {"status": "unsupported", "message": str(exc), "duration_s": time.perf_counter() - start}
     except Rejected as exc:
         return {"status": "rejected", "message": str(exc), "duration_s": time.perf_counter() - start}
+    except RememberedCrash as exc:  # the build that kills the worker is not run again (backends/artifacts.py)
+        return {"status": "crash", "message": str(exc), "duration_s": time.perf_counter() - start}
     except Exception as exc:  # noqa: BLE001 - an adapter bug must not kill the worker
         frame = traceback.extract_tb(exc.__traceback__)[-1]
         where = f" (at {frame.filename.rsplit('/', 1)[-1]}:{frame.lineno})"
