@@ -138,18 +138,3 @@ def test_an_attempt_file_older_than_the_worker_is_never_remembered(tmp_path, mon
     assert not (tmp_path / "kind" / "k2.crashed").exists()
     assert settle_attempt(4243, 0.0, "x") is None  # no attempt: nothing to remember
 
-
-def test_paddle2onnx_abort_is_remembered(tmp_path, monkeypatch):
-    """paddle2onnx aborts on a channels_last conv (known issue paddle2onnx-nhwc-conv-aborts): the warm run
-    reports the same crash without exporting again."""
-    from backends.registry import get_backend
-
-    if get_backend("paddle2onnx-ort").unavailable_reason():
-        pytest.skip(get_backend("paddle2onnx-ort").unavailable_reason())
-    monkeypatch.setenv("CONVDIFF_CACHE", str(tmp_path))
-    case = make_case(id="nhwc", op="conv2d", in_channels=2, out_channels=3, input_size=5, kernel_size=3,
-                     layout="channels_last")
-    cold, warm = _two_runs([case], "paddle2onnx-ort", timeout=120.0)
-    assert [r.status for r in cold + warm] == ["crash", "crash"], [r.message for r in cold + warm]
-    assert "remembered" not in cold[0].message and warm[0].message.startswith(cold[0].message.split(":")[0])
-    assert "remembered" in warm[0].message and len(list((tmp_path / "paddle2onnx").glob("*.crashed"))) == 1

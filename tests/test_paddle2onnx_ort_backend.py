@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -36,8 +38,25 @@ CASES = [
 
 
 @pytest.fixture(scope="module")
-def records() -> dict[str, Record]:
-    return {r.case_id: r for r in run_on(CASES, ["paddle2onnx-ort"], timeout=180, known=True)}
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict[str, Record], dict[str, Record], Path]]:
+    """A cold run and a warm one, in a private cache (workers inherit it through the environment)."""
+    root = tmp_path_factory.mktemp("convdiff-cache")
+    old = os.environ.get("CONVDIFF_CACHE")
+    os.environ["CONVDIFF_CACHE"] = str(root)
+    try:
+        cold, warm = ({r.case_id: r for r in run_on(CASES, ["paddle2onnx-ort"], timeout=180, known=True)}
+                      for _ in range(2))
+        yield cold, warm, root / "paddle2onnx"
+    finally:
+        if old is None:
+            os.environ.pop("CONVDIFF_CACHE", None)
+        else:
+            os.environ["CONVDIFF_CACHE"] = old
+
+
+@pytest.fixture(scope="module")
+def records(runs: tuple[dict[str, Record], dict[str, Record], Path]) -> dict[str, Record]:
+    return runs[0]
 
 
 def test_passes_exactly_and_records_the_export(records: dict[str, Record]) -> None:
@@ -53,6 +72,17 @@ def test_passes_exactly_and_records_the_export(records: dict[str, Record]) -> No
 def test_channels_last_abort_is_the_known_converter_crash(records: dict[str, Record]) -> None:
     r = records["c2d_nhwc"]
     assert r.status == "crash" and r.known_issue == "paddle2onnx-nhwc-conv-aborts", r.message
+
+
+def test_a_warm_run_exports_nothing_and_remembers_the_abort(runs) -> None:
+    """The warm run reports the abort from `<key>.crashed` (backends/artifacts.py) instead of exporting again
+    (the export would abort: "remembered" comes only from a worker that did not), and the same records."""
+    cold, warm, cache = runs
+    same = [(r.case_id, r.status, r.known_issue, r.max_abs_err) for r in cold.values()]
+    assert [(r.case_id, r.status, r.known_issue, r.max_abs_err) for r in warm.values()] == same
+    assert "remembered" not in cold["c2d_nhwc"].message and "SIGABRT" in cold["c2d_nhwc"].message
+    assert warm["c2d_nhwc"].message.startswith(cold["c2d_nhwc"].message) and "remembered" in warm["c2d_nhwc"].message
+    assert len(list(cache.glob("*.crashed"))) == 1 and len([p for p in cache.iterdir() if p.is_dir()]) == 2
 
 
 def test_stale_export_dirs_of_dead_workers_are_removed(tmp_path, monkeypatch) -> None:

@@ -30,7 +30,7 @@ EXPECTED = {
 @pytest.mark.parametrize("mode", list(EXPECTED))
 def test_fault_is_recorded_and_the_run_goes_on(mode):
     records = []
-    run_cases(CASES, [("fault:" + mode, "cpu"), ("torch", "cpu")], records.append, Verdicts(), timeout=3.0)
+    run_cases(CASES, [("fault:" + mode, "cpu"), ("torch", "cpu")], records.append, Verdicts(), timeout=1.5)
     status, text = EXPECTED[mode]
     faulty = [r for r in records if r.backend.startswith("fault")]
     torch = [r for r in records if r.backend == "torch"]
