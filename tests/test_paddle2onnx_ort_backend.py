@@ -41,17 +41,11 @@ CASES = [
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict[str, Record], dict[str, Record], Path]]:
     """A cold run and a warm one, in a private cache (workers inherit it through the environment)."""
     root = tmp_path_factory.mktemp("convdiff-cache")
-    old = os.environ.get("CONVDIFF_CACHE")
-    os.environ["CONVDIFF_CACHE"] = str(root)
-    try:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("CONVDIFF_CACHE", str(root))
         cold, warm = ({r.case_id: r for r in run_on(CASES, ["paddle2onnx-ort"], timeout=180, known=True)}
                       for _ in range(2))
         yield cold, warm, root / "paddle2onnx"
-    finally:
-        if old is None:
-            os.environ.pop("CONVDIFF_CACHE", None)
-        else:
-            os.environ["CONVDIFF_CACHE"] = old
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,6 @@ adapter both show up as a failed assertion.
 from __future__ import annotations
 
 import importlib.util
-import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -68,13 +67,9 @@ CASES = [_case(op, dt) for op in OPS for dt in ("float32", "float64")] + [
 def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A private cache root for this module; workers inherit it through the environment."""
     root = tmp_path_factory.mktemp("convdiff-cache")
-    old = os.environ.get("CONVDIFF_CACHE")
-    os.environ["CONVDIFF_CACHE"] = str(root)
-    yield root / "tvm"
-    if old is None:
-        os.environ.pop("CONVDIFF_CACHE", None)
-    else:
-        os.environ["CONVDIFF_CACHE"] = old
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("CONVDIFF_CACHE", str(root))
+        yield root / "tvm"
 
 
 @pytest.fixture(scope="module")
