@@ -4,7 +4,7 @@
 calls: milliseconds a case). A backend that exports, converts or compiles a model per case
 (`Backend.builds_per_case`) pays seconds a case cold, and on a 2-core machine its 73 smoke cases
 alone took most of the 8 minutes `make test` has (issue 26). There `make test` runs the cover
-instead (harness/commands/smoke_select.py adds every case a known issue names on that backend), and
+instead (harness/commands/smoke_select.py adds, per known issue naming smoke cases there, the first), and
 the rest of the smoke tier runs on those paths in the nightly (`convdiff run`, every case on every
 backend) and with `--compiled-smoke all`.
 
