@@ -9,13 +9,14 @@ host-selected entry in cases/known_issues.yaml and diagnosed as low-precision ac
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Iterator
 
 import pytest
 
 from harness.execution.records import Record
 from harness.execution.runner import run_cases
 from harness.judge.verdict import Verdicts
-from tests.helpers import make_case
+from tests.helpers import make_case, run_on
 
 # under `make test` (--dist loadgroup) one xdist process runs this module: its module fixture is paid once
 pytestmark = pytest.mark.xdist_group("test_openvino_backend")
@@ -72,6 +73,36 @@ def test_float32_verdict_follows_the_default_precision(run: tuple[dict[str, Reco
     else:  # bf16/f16 products and rounding: far beyond the float32 bound, explained by the host-selected entry
         assert r.status == "mismatch" and r.diagnosis == "low_precision_accumulation", (r.status, r.diagnosis)
         assert r.known_issue == "openvino-cpu-default-bf16-inference-precision"
+
+
+@pytest.fixture(scope="module")
+def cached(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict, dict, dict, dict]]:
+    """CASES and a quantized conv run twice in a private cache: cold (compiled, each model's blob written to
+    OpenVINO's CACHE_DIR) and warm (imported from it); the blobs' names and times after each run."""
+    quant = make_case(id="q_c2d", op="conv2d", input_size=[6, 5], in_channels=4, out_channels=5, kernel_size=3,
+                      padding=1, dtype="uint8", bias=True)
+    root = tmp_path_factory.mktemp("convdiff-cache")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("CONVDIFF_CACHE", str(root))
+        runs = []
+        for _ in range(2):
+            records = {r.case_id: r for r in run_on([*CASES, quant], ["openvino"], timeout=120)}
+            blobs = {b.name: b.stat().st_mtime_ns for b in (root / "openvino").glob("*/*.blob")}
+            runs.append((records, blobs))
+        yield runs[0][0], runs[1][0], runs[0][1], runs[1][1]
+
+
+def test_warm_run_imports_every_compiled_model(cached: tuple[dict, dict, dict, dict]) -> None:
+    """Nothing is compiled again: no blob is added or rewritten by the warm run, and its records (status,
+    max |err|, message, the translation with the compiled precisions) are the cold run's."""
+    cold, warm, cold_blobs, warm_blobs = cached
+    assert len(cold_blobs) >= len(cold) and warm_blobs == cold_blobs  # the probes' models are cached too
+    for cid, r in cold.items():
+        w = warm[cid]
+        assert r.status in ("pass", "mismatch"), (cid, r.status, r.message)
+        assert (w.status, w.max_abs_err, w.message, w.translation) == (r.status, r.max_abs_err, r.message,
+                                                                       r.translation), cid
+    assert "execution graph convolutions" in warm["q_c2d"].translation
 
 
 def test_int8_probe_values_are_the_oracles() -> None:

@@ -16,10 +16,13 @@ precision of the compiled conv (its execution graph's runtimePrecision) is in th
 
 from __future__ import annotations
 
+import hashlib
+import os
 from typing import Any
 
 import numpy as np
 
+from backends.artifacts import cache_base
 from backends.base import Backend, Capabilities, HostFact, Output, Rejected, Unsupported, first_line
 from backends.onnx.model import (
     ONNX_EPILOGUE_OPS,
@@ -66,6 +69,9 @@ class OpenVinoBackend(Backend):
         self.ov = ov
         self.core = ov.Core()
         self._precision: str | None = None
+        cache = compile_cache_dir(self.core, ov.__version__)
+        if cache is not None:
+            self.core.set_property({"CACHE_DIR": str(cache)})
 
     def device_reason(self, device: str) -> str | None:
         if device == "cpu":
@@ -161,6 +167,18 @@ class OpenVinoBackend(Backend):
                   "y = compiled({'x': x})[compiled.output(0)]",
                   f"# execution graph convolutions (layerType: runtimePrecision/primitiveType): {convs or 'none found'}"]
         return Output(y, str(y.dtype), "\n".join(lines), notes=notes)
+
+
+def compile_cache_dir(core: Any, version: str) -> str | None:
+    """Where OpenVINO keeps its compiled models for this CPU and ISA cap, or None when caching is off."""
+    base = cache_base()
+    if base is None:
+        return None
+    decides = {"version": version, "device": str(core.get_property("CPU", "FULL_DEVICE_NAME")),
+               "capabilities": sorted(str(c) for c in core.get_property("CPU", "OPTIMIZATION_CAPABILITIES")),
+               "cap": [os.environ.get(k, "") for k in ("ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA")]}
+    digest = hashlib.sha256(repr(sorted(decides.items())).encode()).hexdigest()[:16]
+    return str((base / "openvino" / digest).resolve())
 
 
 def conv_precisions(compiled: Any) -> str:
