@@ -6,7 +6,8 @@ A fresh clone differs from this checkout only by its caches (the virtualenv is `
 timed), so each step runs the Makefile's own command here with CONVDIFF_CACHE pointing to a new
 empty directory, the state `rm -rf .convdiff-cache` leaves:
 
-1. cold `make run` (`convdiff run --tier full --compiled-sample N`), wall seconds;
+1. cold `make run` (`convdiff run --tier full --compiled-sample N`), wall seconds, and when its first
+   record reached results.jsonl (the time to first verdict);
 2. warm `make run`: the same again, caches kept (no export, conversion or compile should repeat);
 3. cold `make test` (pytest with make test's arguments, its own empty cache).
 
@@ -35,12 +36,18 @@ ROOT = Path(__file__).resolve().parents[1]
 TEST_ARGS = ["tests", "cases", "--tier", "smoke", "-n", "2", "--dist", "loadgroup", "--no-loadscope-reorder", "-q"]
 
 
-def timed(cmd: list[str], cache: Path, log: Path) -> float:
+def timed(cmd: list[str], cache: Path, log: Path, first: Path | None = None) -> tuple[float, float | None]:
+    """Wall seconds of `cmd`, and when `first` (a results file) first held a record: the time to first verdict."""
     env = {**os.environ, "CONVDIFF_CACHE": str(cache)}
     start = time.monotonic()
+    seen = None
     with log.open("w") as fh:
-        subprocess.run(cmd, cwd=ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT, check=False)
-    return time.monotonic() - start
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT)
+        while proc.poll() is None:
+            if seen is None and first is not None and first.exists() and first.stat().st_size:
+                seen = time.monotonic() - start
+            time.sleep(0.2)
+    return time.monotonic() - start, seen
 
 
 def records(out: Path) -> dict[tuple, tuple[str, float]]:
@@ -69,6 +76,10 @@ def test_time_by_group(junit: Path) -> list[tuple[str, float, int]]:
     return sorted(((k, t, int(n)) for k, (t, n) in groups.items()), key=lambda g: -g[1])
 
 
+def _secs(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f} s"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sample", type=int, default=16, help="make run's SAMPLE (--compiled-sample)")
@@ -77,11 +88,11 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="convdiff-fresh-"))
     run = [sys.executable, "-m", "harness.commands.cli", "run", "--tier", "full",
            "--compiled-sample", str(args.sample), "--out"]
-    cold = timed([*run, str(tmp / "cold")], tmp / "cache", tmp / "cold.log")
-    warm = timed([*run, str(tmp / "warm")], tmp / "cache", tmp / "warm.log")
+    cold, cold_first = timed([*run, str(tmp / "cold")], tmp / "cache", tmp / "cold.log", tmp / "cold" / "results.jsonl")
+    warm, warm_first = timed([*run, str(tmp / "warm")], tmp / "cache", tmp / "warm.log", tmp / "warm" / "results.jsonl")
     junit = tmp / "test.xml"
     test = None if args.skip_test else timed([sys.executable, "-m", "pytest", *TEST_ARGS, f"--junitxml={junit}"],
-                                             tmp / "test-cache", tmp / "test.log")
+                                             tmp / "test-cache", tmp / "test.log")[0]
     a, b = records(tmp / "cold"), records(tmp / "warm")
     per: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0])
     for key, (_, secs) in a.items():
@@ -91,6 +102,7 @@ def main() -> int:
     changed = [k for k in a if k in b and a[k][0] != b[k][0]]
     print(f"make run (SAMPLE={args.sample}): cold {cold:.0f} s, warm {warm:.0f} s; {len(a)} results, "
           f"{len(changed)} statuses differ cold vs warm")
+    print(f"  first record written after: cold {_secs(cold_first)}, warm {_secs(warm_first)}")
     if test is not None:
         tail = (tmp / "test.log").read_text().strip().splitlines()[-1:] or [""]
         inner = re.search(r"in ([0-9.]+)s", tail[0])
