@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from backends import paddle_epilogue
+from backends.artifacts import cache_base
 from backends.base import Backend, Capabilities, HostFact, Output, Rejected, Unsupported, first_line
 from backends.digest import baked_arrays_digest
 from backends.paddle_backend import FUNCTIONS, PADDLE_CAPS, PaddleBackend
@@ -53,10 +54,8 @@ DTYPE_REASONS = {  # measured with paddlepaddle 3.3.1 (a plain F.conv2d layer, j
 
 def cache_root() -> Path | None:
     """The saved-model cache directory, or None when caching is switched off."""
-    base = os.environ.get("CONVDIFF_CACHE", ".convdiff-cache")
-    if base.lower() in ("off", "0", "none", ""):
-        return None
-    return Path(base) / "paddle-inference"
+    base = cache_base()
+    return None if base is None else base / "paddle-inference"
 
 
 def source_digest() -> str:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from backends import torch_epilogue
+from backends.artifacts import cache_base
 from backends.base import Backend, Capabilities, HostFact, Output, Rejected, first_line
 from backends.torch_backend import TorchBackend
 from backends.torch_module import conv_module, epilogue_lines, module_plan, to_tensor
@@ -39,10 +40,8 @@ def cache_dir(isa: str) -> Path | None:
     vectors): 10 of 90 results wrong, up to 1e36 and NaN (half of each step never written); one written
     under avx2 read under ATEN_CPU_CAPABILITY=default (scalar build): 18 of 90 "CppCompileError: 'at::vec'
     has not been declared". A fresh cache per setting: 0. cases/upstream/inductor-fx-cache-ignores-aten-capability.py."""
-    base = os.environ.get("CONVDIFF_CACHE", ".convdiff-cache")
-    if base.lower() in ("off", "0", "none", ""):
-        return None
-    return (Path(base) / "inductor" / isa).resolve()
+    base = cache_base()
+    return None if base is None else (base / "inductor" / isa).resolve()
 
 
 def isa_setting(torch: Any) -> str:

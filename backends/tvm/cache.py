@@ -41,15 +41,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from backends.artifacts import cache_base
+
 FORMAT = 2  # bump when the stored artefact or the key's meaning changes (2: batches; failures without "Rejected: ")
 
 
 def cache_root() -> Path | None:
     """The TVM cache directory, or None when caching is switched off."""
-    base = os.environ.get("CONVDIFF_CACHE", ".convdiff-cache")
-    if base.lower() in ("off", "0", "none", ""):
-        return None
-    return Path(base) / "tvm"
+    base = cache_base()
+    return None if base is None else base / "tvm"
 
 
 def write_policy() -> str:

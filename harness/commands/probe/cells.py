@@ -22,13 +22,13 @@ import functools
 import hashlib
 import inspect
 import json
-import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from backends.artifacts import cache_base
 from backends.registry import get_backend
 from harness.execution.records import Record
 from harness.model.build import make_case
@@ -131,13 +131,13 @@ def adapter_digest(name: str) -> str:
 
 
 def cache_path(name: str, device: str, cells: Sequence[Case]) -> Path | None:
-    base = os.environ.get("CONVDIFF_CACHE", ".convdiff-cache")
-    if base.lower() in ("off", "0", "none", ""):
+    base = cache_base()
+    if base is None:
         return None
     backend = get_backend(name)
     cell_key = hashlib.sha256(json.dumps([c.id for c in cells]).encode()).hexdigest()[:8]
     safe = name.replace(":", "_")
-    return Path(base) / "probe" / f"{safe}-{device}-{backend.version()}-{adapter_digest(name)}-{cell_key}-{FORMAT}.json"
+    return base / "probe" / f"{safe}-{device}-{backend.version()}-{adapter_digest(name)}-{cell_key}-{FORMAT}.json"
 
 
 def probe(names: Iterable[str], device: str = "cpu", cells: Sequence[Case] | None = None,
