@@ -12,7 +12,8 @@ weights. fullgraph=True makes a graph break an error; dynamo is reset after ever
 meets its recompile limit, and a call that did not compile a graph is refused, not passed as eager.
 
 Inductor's caches live under `$CONVDIFF_CACHE/inductor` (default `.convdiff-cache/inductor`); the
-FX graph cache is keyed by torch itself.
+FX graph cache is keyed by torch itself, and serves the graphs with oneDNN-prepacked weights too
+(backends/inductor_cache.py: torch refuses them, for a pickling frozen weights never reach).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from backends import torch_epilogue
+from backends import inductor_cache, torch_epilogue
 from backends.artifacts import cache_base
 from backends.base import Backend, Capabilities, HostFact, Output, Rejected, first_line
 from backends.torch_backend import TorchBackend
@@ -73,7 +74,7 @@ class TorchInductorBackend(TorchBackend):
     # CPU and ATEN_CPU_CAPABILITY, which the zygote's key holds), which setup() and every compile ask for.
     # Last, the digest of torch's own source that keys inductor's caches (0.2 s; cached for the process, a
     # function of the installed files only), which every process's first compile computes otherwise.
-    preload = ("torch._dynamo", "torch._inductor.compile_fx", "torch._inductor.cpu_vec_isa:pick_vec_isa",
+    preload = (*TorchBackend.preload, "torch._dynamo", "torch._inductor.compile_fx", "torch._inductor.cpu_vec_isa:pick_vec_isa",
                "torch._inductor.codecache:torch_key")
     devices = ("cpu", "cuda")
     epilogue_ops = EPILOGUE_OPS
@@ -99,6 +100,8 @@ class TorchInductorBackend(TorchBackend):
         self.inductor_config = torch._inductor.config
         if root is None:
             self.inductor_config.fx_graph_cache = False
+        else:  # the graphs holding oneDNN-prepacked weights too (backends/inductor_cache.py)
+            inductor_cache.serve_prepacked_weights()
 
     def fingerprint(self, device: str) -> dict[str, str]:
         return {**super().fingerprint(device), "freezing": "True"}
