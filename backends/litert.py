@@ -88,7 +88,7 @@ def source_digest() -> str:
 
 class LiteRtBackend(Backend):
     """TF function -> TFLiteConverter (builtins only) -> LiteRT interpreter with XNNPACK (default)."""
-    preload = ("tensorflow",)  # the TFLite converter (imported before the fork)
+    preload = ("tensorflow", "ai_edge_litert")  # the TFLite converter (imported before the fork)
     excludes = TF_EXCLUDES
     builds_per_case = True  # exports, converts or compiles a model per case (run --compiled-sample)
 

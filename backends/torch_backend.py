@@ -51,12 +51,18 @@ def invalid_padding_reason(case: Case) -> str | None:
     return None
 
 
+# What the torch template imports (harness/execution/zygote.py): torch, and the symbolic-shapes module that torch's
+# autograd.grad and every compile path import at first use. The paths that import torch beside another framework
+# list these first, so that their templates fork from torch's (zygote.parent_of) instead of importing it again.
+TORCH_TEMPLATE = ("torch", "torch.fx.experimental.symbolic_shapes")
+
+
 class TorchBackend(Backend):
     name = "torch"
     framework = "torch"
     # torch.autograd.grad imports symbolic_shapes (and sympy) on its first call: 0.45 s in each forked
-    # worker that differentiates (the mutants' too) unless the zygote has imported it
-    preload = ("torch.fx.experimental.symbolic_shapes",)
+    # worker that differentiates (the mutants' too) unless the zygote has imported it (TORCH_TEMPLATE)
+    preload = TORCH_TEMPLATE
     epilogue_ops = EPILOGUE_OPS
     capabilities = Capabilities(
         padding=("symmetric", "same (conv, stride 1)", "valid (conv)"),

@@ -209,10 +209,9 @@ def _run_forked(backend: str, paths: Sequence) -> dict[int, int]:
     import subprocess
     from concurrent.futures import ThreadPoolExecutor
 
-    from harness.execution.pool import preload
-    from harness.execution.zygote import zygote_for
+    from harness.execution.preloads import zygote_of
 
-    zygote = zygote_for(preload(backend))
+    zygote = zygote_of(backend)
     if zygote is None or not zygote.ready():
         return {}
 

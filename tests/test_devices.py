@@ -35,18 +35,19 @@ def test_a_cuda_worker_is_a_fresh_interpreter_where_a_gpu_is(monkeypatch):
     H200): where a GPU is (here: said to be), a CUDA worker starts as a fresh interpreter and asks for no
     template; a CPU worker forks."""
     from harness.execution import pool
+    from harness.execution.preloads import preload
     from harness.execution.zygote import Forked
 
     monkeypatch.setattr(pool, "gpu_present", lambda: True)
     asked: list[tuple[str, ...]] = []
-    real = pool.zygote_for
-    monkeypatch.setattr(pool, "zygote_for", lambda modules: asked.append(modules) or real(modules))
+    real = pool.zygote_of
+    monkeypatch.setattr(pool, "zygote_of", lambda backend: asked.append(preload(backend)) or real(backend))
     cuda, cpu = pool.Worker("torch", "cuda"), pool.Worker("torch", "cpu")
     try:
         cuda.launch()
         assert not asked and not isinstance(cuda.proc, Forked)
         cpu.launch()
-        assert asked == [pool.preload("torch")]
+        assert asked == [preload("torch")]
         assert cuda.ready() or "no CUDA device" in str(cuda.reason)  # no GPU here: a skip with its reason
         assert cpu.ready()
     finally:

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from harness.execution import pool, warm_pool, zygote
+from harness.execution import preloads, warm_pool, zygote
 from harness.execution.pool import Worker
 from harness.execution.zygote import Forked
 from harness.numerics.inputs import make_inputs
@@ -46,15 +46,76 @@ def test_preload_names_modules_that_exist() -> None:
     for name in REAL_BACKENDS:
         adapter = get_backend(name)
         if adapter.unavailable_reason() is None:
-            modules = pool.preload(name)
+            modules = preloads.preload(name)
             blocked = [f"-{m}" for m in adapter.excludes]
             assert list(modules[:len(blocked)]) == blocked, name  # blocked before anything is imported
             modules = modules[len(blocked):]
-            assert modules[0] == adapter.framework and len(set(modules)) == len(modules), name
+            assert adapter.framework in modules and len(set(modules)) == len(modules), name
             assert not set(adapter.excludes) & {m.split(".")[0] for m in modules}, name
             # top-level names only: find_spec of a submodule would import its framework into this process
             missing = [m for m in modules if importlib.util.find_spec(m.split(".")[0]) is None]
             assert not missing, (name, missing)
+
+
+def test_a_template_extends_the_longest_template_it_begins_with_in_order() -> None:
+    """zygote.parent_of: a prefix, in order, blocked packages included; the longest; never itself."""
+    tf, torch = ("-jax", "tensorflow"), ("torch", "torch.fx")
+    templates = [tf, torch, ("torch",), ("onnxruntime",)]
+    assert zygote.parent_of(("-jax", "tensorflow", "onnxruntime", "tf2onnx"), templates) == tf
+    assert zygote.parent_of(("torch", "torch.fx", "onnxruntime"), templates) == torch
+    assert zygote.parent_of(("onnxruntime", "torch", "torch.fx"), templates) == ("onnxruntime",)
+    assert zygote.parent_of(("tensorflow", "-jax", "tvm"), templates) is None  # not in the same order
+    assert zygote.parent_of(tf, templates) is None and zygote.parent_of(("paddle",), templates) is None
+
+
+def test_the_converter_paths_templates_extend_their_source_frameworks() -> None:
+    """The templates that import torch or TensorFlow beside another framework begin with that framework's own
+    template, so they fork from it instead of importing it again (the README's figures)."""
+    from backends.registry import get_backend
+
+    installed = preloads.templates()
+    for child, parent in [("torch-inductor", "torch"), ("torch-onnx-ort", "torch"), ("paddle2onnx-ort", "torch"),
+                          ("tf2onnx-ort", "tensorflow"), ("litert", "tensorflow"), ("tvm-tflite-import", "tensorflow")]:
+        if get_backend(child).unavailable_reason() is None:
+            assert zygote.parent_of(preloads.preload(child), installed) == preloads.preload(parent), child
+
+
+def test_a_template_forked_from_another_imports_only_the_rest(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    """A zygote whose modules extend another's is a fork of that one: the module both import is imported once,
+    in the parent (tests/zygote_import_marker.py notes each import's pid); a script forked from the child runs
+    in a grandchild of the parent and has the module without importing it; a worker forked from it works."""
+    marks = tmp_path / "marks"
+    monkeypatch.setenv("CONVDIFF_TEST_IMPORT_MARKS", str(marks))  # the key holds it: these zygotes are new
+    parent_modules = ("json", "tests.zygote_import_marker")
+    child_modules = (*parent_modules, "torch")
+    monkeypatch.setattr(preloads, "preload", lambda backend: child_modules if backend == "torch" else parent_modules)
+    monkeypatch.setattr(preloads, "_installed", lambda: ("torch", "fault:segfault"))
+    child = preloads.zygote_of("torch")
+    parent = zygote.zygote_for(parent_modules)
+    assert child is not None and parent is not None and child is not parent and child.ready() and parent.ready()
+    script = tmp_path / "where.py"
+    script.write_text("import os, sys\nstat = open(f'/proc/{os.getppid()}/stat').read()\n"
+                      "print(os.getppid(), stat.rsplit(')', 1)[1].split()[1], 'tests.zygote_import_marker' in sys.modules)\n")
+    seen = []
+    for z in (parent, child):
+        fd = os.open(tmp_path / "out", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            proc = z.fork_script(str(script), fd, dict(os.environ))
+        finally:
+            os.close(fd)
+        assert proc is not None and proc.wait(60) == 0, (tmp_path / "out").read_text()
+        seen.append((tmp_path / "out").read_text().split())
+    (parent_pid, _, parent_has), (child_pid, grandparent_pid, child_has) = seen
+    assert grandparent_pid == parent_pid != child_pid and parent_has == child_has == "True"
+    assert marks.read_text().split() == [parent_pid]  # imported once, by the parent
+    w = Worker("torch", "cpu")
+    try:
+        assert w.ready(), w.reason
+        assert isinstance(w.proc, Forked) and w.proc.zygote is child
+        w.submit(CASES[0], make_inputs(CASES[0]))
+        assert w.collect(120)["status"] == "ok"
+    finally:
+        w.stop()
 
 
 def test_an_excluded_package_cannot_be_imported_and_an_imported_one_stays() -> None:
@@ -94,7 +155,7 @@ def test_a_crash_is_reported_with_its_signal_and_the_restart_is_a_fork() -> None
 def test_a_zygote_whose_forks_die_leaves_the_worker_to_a_fresh_interpreter(monkeypatch: pytest.MonkeyPatch) -> None:
     """tests/zygote_fork_dies.py makes every fork of the process that imported it exit at once (before the
     worker could greet): the worker then starts as a fresh interpreter and works."""
-    monkeypatch.setattr(pool, "preload", lambda backend: ("tests.zygote_fork_dies",))
+    monkeypatch.setattr(preloads, "preload", lambda backend: ("tests.zygote_fork_dies",))
     monkeypatch.setenv("CONVDIFF_TEST_FORK_DIES", "1")  # a zygote of its own (the key includes the environment)
     w = Worker("torch", "cpu")
     try:
@@ -181,7 +242,7 @@ def test_script_templates_hold_no_framework_the_script_does_not_import() -> None
     from tests.script_fork import HEAVY
 
     for modules, (backend, also) in SCRIPT_TEMPLATES.items():
-        imported = {m.split(":")[0].split(".")[0] for m in pool.preload(backend) if not m.startswith("-")} & set(HEAVY)
+        imported = {m.split(":")[0].split(".")[0] for m in preloads.preload(backend) if not m.startswith("-")} & set(HEAVY)
         assert modules <= set(HEAVY) and imported - modules == also, (sorted(modules), backend)
         assert script_template(sorted(modules), "import x\n") == backend
     assert script_template(["torch"], "cm = torch.compile(m)\n") == "torch-inductor"

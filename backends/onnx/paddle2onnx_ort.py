@@ -30,6 +30,7 @@ from backends.onnx.model import residual_arrays, residual_inputs
 from backends.onnx.onnxruntime_backend import OrtBase
 from backends.onnx.torch_onnx_ort import exported_by
 from backends.paddle_backend import PADDLE_CAPS, PaddleBackend
+from backends.torch_backend import TORCH_TEMPLATE
 from harness.model.case import EPILOGUE_OPS, Case
 from harness.numerics.inputs import Inputs
 
@@ -52,7 +53,7 @@ def remove_stale_dirs() -> None:
 
 class Paddle2OnnxOrtBackend(OrtBase):
     """paddle.nn conv layer -> paddle.onnx.export (paddle2onnx, default opset) -> onnxruntime."""
-    preload = ("torch", "paddle", "paddle2onnx", "onnx")  # as run() meets them (imported before the fork)
+    preload = (*TORCH_TEMPLATE, "onnxruntime", "paddle", "paddle2onnx", "onnx")  # as run() meets them (imported before the fork)
     builds_per_case = True  # exports, converts or compiles a model per case (run --compiled-sample)
 
     name = "paddle2onnx-ort"

@@ -36,7 +36,7 @@ SOURCES = ("onnx/tf2onnx_ort.py", "tensorflow_backend.py", "tf_epilogue.py", "tf
 
 class Tf2OnnxOrtBackend(OrtBase):
     """tf.function of tf.nn conv ops -> tf2onnx.convert.from_function (default opset) -> onnxruntime."""
-    preload = ("tensorflow", "onnx", "tf2onnx")  # the traced graph and its converter (imported before the fork)
+    preload = ("tensorflow", "onnxruntime", "onnx", "tf2onnx")  # the traced graph and its converter (imported before the fork)
     excludes = TF_EXCLUDES
     builds_per_case = True  # exports, converts or compiles a model per case (run --compiled-sample)
 

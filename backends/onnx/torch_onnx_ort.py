@@ -34,7 +34,7 @@ from backends.artifacts import ArtifactCache, case_key, sources_digest
 from backends.base import Capabilities, Output, Rejected, first_line
 from backends.onnx import split
 from backends.onnx.onnxruntime_backend import OrtBase
-from backends.torch_backend import invalid_padding_reason
+from backends.torch_backend import TORCH_TEMPLATE, invalid_padding_reason
 from backends.torch_module import conv_module, epilogue_lines, module_plan, side_by_side, to_tensor
 from harness.model.case import EPILOGUE_OPS, Case
 from harness.numerics.inputs import Inputs
@@ -56,7 +56,7 @@ class TorchOnnxOrtBackend(OrtBase):
     """torch.nn module -> torch.onnx.export (default exporter, default opset) -> onnxruntime."""
     # the exporter (which meets dynamo, then onnxscript's IR, then AOT's partitioner networkx: 0.75 s a fork)
     # and the model splitter
-    preload = ("torch", "onnx", "torch._dynamo", "torch.onnx._internal.exporter._core", "networkx")
+    preload = (*TORCH_TEMPLATE, "onnxruntime", "onnx", "torch._dynamo", "torch.onnx._internal.exporter._core", "networkx")
     builds_per_case = True  # exports, converts or compiles a model per case (run --compiled-sample)
 
     name = "torch-onnx-ort"

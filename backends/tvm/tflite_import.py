@@ -43,7 +43,7 @@ def tf_kernel_layout(case: Case) -> str:
 
 class TvmTfliteImportBackend(TvmBase):
     """TF convolution -> TFLite -> tvm.relax.frontend.tflite.from_tflite."""
-    preload = ("tflite", "tensorflow")  # the flatbuffer reader and the TFLite converter (imported before the fork)
+    preload = ("tensorflow", "tvm", "tflite")  # the flatbuffer reader and the TFLite converter (imported before the fork)
     excludes = TF_EXCLUDES
 
     name = "tvm-tflite-import"

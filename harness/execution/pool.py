@@ -15,8 +15,9 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
+from harness.execution.preloads import zygote_of
 from harness.execution.worker import unsupported
-from harness.execution.zygote import Forked, zygote_for
+from harness.execution.zygote import Forked
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
 
@@ -35,20 +36,6 @@ STARTUP_TIMEOUT_S = 300.0  # importing a framework (and a cold CUDA context) can
 PREPARE_TIMEOUT_S, PREPARE_PER_CASE_S = 60.0, 10.0  # Backend.prepare's deadline: fixed + per case
 
 
-def preload(backend: str) -> tuple[str, ...]:
-    """What a zygote imports for this backend: its framework (the adapter's own module name for it), then
-    the other heavy modules its run() imports (`Backend.preload`); first, as "-name", the packages it must
-    not import (`Backend.excludes`, blocked before any import: worker.block)."""
-    from backends.registry import get_backend
-
-    try:
-        adapter = get_backend(backend)
-    except Exception:  # noqa: BLE001 - an unknown name starts fresh and reports itself
-        return ()
-    blocked = tuple(f"-{m}" for m in adapter.excludes)
-    return blocked + tuple(dict.fromkeys(m for m in (adapter.framework, *adapter.preload) if m))
-
-
 GPU_NODES = ("/dev/nvidiactl", "/dev/nvidia0", "/dev/kfd", "/dev/dxg")  # NVIDIA, ROCm, WSL's GPU
 
 
@@ -61,7 +48,7 @@ def gpu_present() -> bool:
 def prestart(backends: list[str]) -> None:
     """Start the zygotes these backends will fork from, side by side, before any worker waits on one."""
     for backend in backends:
-        zygote_for(preload(backend))
+        zygote_of(backend)
 
 
 def _death(exitcode: int | None) -> str:
@@ -131,7 +118,7 @@ class Worker:
         log = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the worker; closed in stop()
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         proc: Any = None
-        zygote = None if self.fresh_only else zygote_for(preload(self.backend))
+        zygote = None if self.fresh_only else zygote_of(self.backend)
         if zygote is not None:
             proc = zygote.fork(self.backend, self.device, (to_w_r, from_w_w, log.fileno()), env)
         if proc is None:

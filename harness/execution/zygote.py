@@ -47,6 +47,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -69,9 +70,10 @@ class Zygote:
     this environment, started by whichever process asked first (harness/execution/shared.py); in a process
     a test started, the session's one if it already runs, else its own."""
 
-    def __init__(self, modules: tuple[str, ...], cpus: frozenset[int], shared_dir: Path | None = None) -> None:
+    def __init__(self, modules: tuple[str, ...], cpus: frozenset[int], shared_dir: Path | None = None,
+                 parent: Zygote | None = None) -> None:
         self.modules = modules
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen | Forked | None = None
         self.sock: socket.socket | None = None
         self.lock = threading.Lock()   # one request at a time
         self.changed = threading.Condition()
@@ -88,19 +90,34 @@ class Zygote:
             self.sock = shared.connect(found / f"{key}.sock")  # the session's zygote, if it runs
         if self.sock is not None:
             connect = None
-        elif shared_dir is None:
+        elif shared_dir is None and parent is None:
             mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
             self.proc = subprocess.Popen([*argv, str(theirs.fileno()), affinity, *modules],
                                          pass_fds=(theirs.fileno(),), **options)
             theirs.close()
             self.sock = mine
             connect = None
+        elif shared_dir is None:
+            def connect() -> socket.socket | None:  # in the reader thread: the fork waits for the parent's import
+                mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+                self.proc = parent.fork_template(cpus, modules, None, theirs.fileno())
+                theirs.close()
+                if self.proc is None:  # the parent is gone: a template of its own, as without one
+                    mine.close()
+                    mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+                    self.proc = subprocess.Popen([*argv, str(theirs.fileno()), affinity, *modules],
+                                                 pass_fds=(theirs.fileno(),), **options)
+                    theirs.close()
+                return mine
         else:
+            def start(path: Path) -> subprocess.Popen | Forked:
+                forked = parent.fork_template(cpus, modules, str(path)) if parent is not None else None
+                return forked or subprocess.Popen([*argv, "--listen", str(path), affinity, *modules],
+                                                  start_new_session=True, **options)
+
             def connect() -> socket.socket | None:  # in the reader thread: a start waits for the import
-                return shared.connect_or_start(
-                    shared_dir, key, lambda path: subprocess.Popen([*argv, "--listen", str(path), affinity, *modules],
-                                                                   start_new_session=True, **options),
-                    lambda proc: proc.poll() is None, START_TIMEOUT_S)
+                return shared.connect_or_start(shared_dir, key, start, lambda proc: proc.poll() is None,
+                                               START_TIMEOUT_S)
         threading.Thread(target=self._read, args=(connect,), daemon=True, name=f"zygote-{'+'.join(modules)}").start()
 
     def _read(self, connect: Any) -> None:
@@ -145,6 +162,13 @@ class Zygote:
         process forked from this zygote (stdout and stderr to `out_fd`; harness/execution/scripts.py), or
         None (the zygote is gone). Its exit status is the script's, as `python path` gives it."""
         return self._fork(("script", path, env, os.getcwd(), tuple(args), module), [out_fd])
+
+    def fork_template(self, cpus: frozenset[int], modules: tuple[str, ...], listen_at: str | None,
+                      sock_fd: int | None = None) -> Forked | None:
+        """A template forked from this one (whose modules begin `modules`): it imports the rest and serves on
+        `sock_fd`, or listens at `listen_at` (a shared one, which stays until the session ends); None: this
+        zygote is gone."""
+        return self._fork(("template", set(cpus), list(modules), listen_at), [] if listen_at else [sock_fd])
 
     def _fork(self, request: tuple, fds: list[int]) -> Forked | None:
         if not self.ready():
@@ -282,7 +306,7 @@ def shared_key(modules: tuple[str, ...], cpus: frozenset[int]) -> str:
                        sys.executable)
 
 
-def session_zygote(modules: tuple[str, ...]) -> Zygote | None:
+def session_zygote(modules: tuple[str, ...], templates: Iterable[tuple[str, ...]] = ()) -> Zygote | None:
     """The zygote an xdist session shares for `modules`, for a one-off fork (`convdiff extract`'s probes):
     in one of the session's processes, started if none runs yet (its backends fork from it too); in a
     process a test started, only one the session already runs (a private one would cost the very import
@@ -292,13 +316,26 @@ def session_zygote(modules: tuple[str, ...]) -> Zygote | None:
         cpus = frozenset(os.sched_getaffinity(0))
         if found is None or not enabled() or not (found / f"{shared_key(modules, cpus)}.sock").exists():
             return None
-    return zygote_for(modules)
+    return zygote_for(modules, templates)
 
 
-def zygote_for(modules: tuple[str, ...]) -> Zygote | None:
-    """This process's zygote for `modules` under the current environment, started on first use."""
+def parent_of(modules: tuple[str, ...], templates: Iterable[tuple[str, ...]]) -> tuple[str, ...] | None:
+    """The longest of `templates` whose modules begin `modules`, in order (blocked packages included): a
+    template for `modules` forks from it and imports only the rest. In order, since the order of imports is
+    part of what a process is (TensorFlow then paddle crashes; paddle then TensorFlow does not)."""
+    found = [t for t in templates if 0 < len(t) < len(modules) and modules[:len(t)] == t]
+    return max(found, key=len) if found else None
+
+
+def zygote_for(modules: tuple[str, ...], templates: Iterable[tuple[str, ...]] = ()) -> Zygote | None:
+    """This process's zygote for `modules` under the current environment, started on first use: forked from
+    the zygote of the longest of `templates` it extends (parent_of), which is started too, else a fresh
+    interpreter that imports them all."""
     if not modules or not enabled():
         return None
+    templates = list(templates)
+    base = parent_of(modules, templates)
+    parent = zygote_for(base, templates) if base is not None else None
     key = (modules, environment_key(RUNTIME_ONLY))
     cpus = frozenset(os.sched_getaffinity(0))  # the caller's; the starter thread's may differ
     with _LOCK:
@@ -307,7 +344,7 @@ def zygote_for(modules: tuple[str, ...]) -> Zygote | None:
         z = _ZYGOTES.get(key)
         if z is None or not z.alive:
             try:
-                z = _ZYGOTES[key] = _STARTER.submit(Zygote, modules, cpus, shared.directory()).result()
+                z = _ZYGOTES[key] = _STARTER.submit(Zygote, modules, cpus, shared.directory(), parent).result()
             except OSError:
                 return None
     return z

@@ -3,7 +3,8 @@ worker per request.
 
 `python -m harness.execution.zygote_server FD CPUS MODULE...`: the controller's child, on the socket FD;
 `python -m harness.execution.zygote_server --listen PATH CPUS MODULE...`: the template an xdist session
-shares (harness/execution/shared.py).
+shares (harness/execution/shared.py). A template may also be forked from another (a ("template", ...)
+request): one whose modules begin with all of another's, in order, imports only the rest.
 """
 
 from __future__ import annotations
@@ -32,10 +33,16 @@ def _send(sock: socket.socket, msg: Any) -> None:
 FDS = {"worker": 3, "script": 1}  # descriptors that come with each kind of request
 
 
+def descriptors(request: tuple) -> int:
+    """How many descriptors come with `request`: a template's socket unless it listens on a path."""
+    return (0 if request[3] else 1) if request[0] == "template" else FDS.get(request[0], 0)
+
+
 def _child(inherited: list[Any], request: tuple, fds: list[int]) -> None:
     """A forked child: a worker (("worker", backend, device, env, cwd) with its request pipe, reply pipe
-    and log) or a standalone script (("script", path, env, cwd, args, module) with its output file:
-    scripts.run_as_main)."""
+    and log), a standalone script (("script", path, env, cwd, args, module) with its output file:
+    scripts.run_as_main), or a template of its own (("template", cpus, modules, listen_at) with its socket,
+    or listening at `listen_at`), which imports what this one has not imported of `modules` and serves."""
     kind, *rest = request
     code = 1
     try:
@@ -43,6 +50,12 @@ def _child(inherited: list[Any], request: tuple, fds: list[int]) -> None:
             with contextlib.suppress(OSError):
                 obj.close() if hasattr(obj, "close") else os.close(obj)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        if kind == "template":
+            cpus, modules, listen_at = rest
+            first = None if listen_at else socket.socket(fileno=fds[0])
+            serve(first, cpus, modules, listen_at=listen_at)
+            code = 0
+            return
         if kind == "script":
             path, env, cwd, args, module = rest
             os.chdir(cwd)
@@ -147,6 +160,7 @@ def serve(first: socket.socket | None, cpus: set[int], modules: list[str], liste
     listener = shared.listen(Path(listen_at)) if listen_at is not None else None
     clients: dict[socket.socket, tuple[bytes, list[int]]] = {}  # each client's unread bytes and descriptors
     children: dict[int, socket.socket] = {}  # live worker pid -> the client that asked for it
+    templates: set[int] = set()  # shared templates forked from here: they outlive the client that asked
     if first is not None:
         clients[first] = (b"", [])
         _send(first, ("ready", failed))
@@ -154,6 +168,7 @@ def serve(first: socket.socket | None, cpus: set[int], modules: list[str], liste
         watched: list[Any] = [*clients, *(x for x in (listener, owner) if x is not None)]
         readable, _, _ = select.select(watched, [], [], 0.05)
         _reap(children)
+        templates.intersection_update(children)  # a reaped template's pid may be a worker's next
         for ready in readable:
             if ready is owner:  # the session is over: its workers go with this process
                 return
@@ -174,7 +189,7 @@ def serve(first: socket.socket | None, cpus: set[int], modules: list[str], liste
                     time.sleep(0.05)
                     _reap(children)
                     return
-                for pid in [p for p, c in children.items() if c is ready]:  # as if they died with it
+                for pid in [p for p, c in children.items() if c is ready and p not in templates]:  # as if they died with it
                     with contextlib.suppress(OSError):
                         os.kill(pid, signal.SIGKILL)
                 continue
@@ -183,7 +198,7 @@ def serve(first: socket.socket | None, cpus: set[int], modules: list[str], liste
             while len(buffer) >= 4 and len(buffer) >= 4 + int.from_bytes(buffer[:4], "little"):
                 size = int.from_bytes(buffer[:4], "little")
                 request, buffer = pickle.loads(buffer[4:4 + size]), buffer[4 + size:]
-                n = FDS.get(request[0], 0)
+                n = descriptors(request)
                 mine, fds = fds[:n], fds[n:]
                 imports_quiet()
                 pid = os.fork()
@@ -192,6 +207,8 @@ def serve(first: socket.socket | None, cpus: set[int], modules: list[str], liste
                 for fd in mine:
                     os.close(fd)
                 children[pid] = ready
+                if request[0] == "template" and request[3]:  # it leaves when the session's controller does
+                    templates.add(pid)
                 with contextlib.suppress(OSError):
                     _send(ready, ("spawned", pid))
             clients[ready] = (buffer, fds)

@@ -111,10 +111,10 @@ def _run_probe(framework: str | None, module: str, argv: tuple[str, ...], tmp: P
     fresh interpreter. The fork runs the module as the interpreter would (scripts.run_as_main)."""
     backend = PROBE_TEMPLATES.get(framework or "")
     if backend is not None:
-        from harness.execution.pool import preload
+        from harness.execution.preloads import preload, templates
         from harness.execution.zygote import session_zygote
 
-        zygote = session_zygote(preload(backend))
+        zygote = session_zygote(preload(backend), templates())
         if zygote is not None:
             log = tmp / "probe.log"
             fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
