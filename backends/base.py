@@ -68,10 +68,12 @@ class Backend:
 
     name: str = ""
     framework: str = ""              # importable module name, also the distribution probe
-    # Heavy modules run() imports besides `framework` (an exporter, a converter, a second framework), in the
-    # order it imports them: the worker's zygote imports them too, so that neither a worker's start nor its
-    # restart after a crash pays their import again (harness/execution/zygote.py). "module:function": import
-    # the module and call the function once in the zygote (a warm-up each fork would otherwise repeat).
+    # Heavy modules run() imports besides `framework` (an exporter, a converter, a second framework): the
+    # worker's zygote imports them too, in this order (after `framework`, or where this names it), so that
+    # neither a worker's start nor its restart after a crash pays their import again
+    # (harness/execution/zygote.py); an order that begins with another backend's whole list lets the zygote
+    # fork from that one's (harness/execution/preloads.py). "module:function": import the module and call the
+    # function once in the zygote (a warm-up each fork would otherwise repeat).
     preload: tuple[str, ...] = ()
     # Packages that importing `framework` pulls in only because they are installed, and that run() never
     # uses: blocked in the worker (harness/execution/worker.py `block`: `import m` then raises ImportError,

@@ -186,7 +186,7 @@ SCRIPT_TEMPLATES: dict[frozenset[str], tuple[str, frozenset[str]]] = {
         ("tvm tensorflow", "tvm-tflite-import", ""),
         ("onnxruntime torch", "torch-onnx-ort", "onnx"), ("onnx onnxruntime torch", "torch-onnx-ort", ""),
         ("onnxruntime tensorflow tf2onnx", "tf2onnx-ort", "onnx"), ("onnx onnxruntime tensorflow tf2onnx", "tf2onnx-ort", ""),
-        ("onnxruntime paddle", "paddle2onnx-ort", "torch onnx paddle2onnx"),
+        ("onnxruntime paddle", "paddle2onnx-ort", "onnx paddle2onnx"),
         ("onnxruntime", "onnxruntime", ""), ("onnx onnxruntime", "onnxruntime", ""),
         ("openvino", "openvino", ""), ("onnx openvino", "openvino", "")]}
 

@@ -69,12 +69,12 @@ def test_a_template_extends_the_longest_template_it_begins_with_in_order() -> No
 
 
 def test_the_converter_paths_templates_extend_their_source_frameworks() -> None:
-    """The templates that import torch or TensorFlow beside another framework begin with that framework's own
-    template, so they fork from it instead of importing it again (the README's figures)."""
+    """The templates that import torch, TensorFlow or paddle beside another framework begin with that
+    framework's own template, so they fork from it instead of importing it again (the README's figures)."""
     from backends.registry import get_backend
 
     installed = preloads.templates()
-    for child, parent in [("torch-inductor", "torch"), ("torch-onnx-ort", "torch"), ("paddle2onnx-ort", "torch"),
+    for child, parent in [("torch-inductor", "torch"), ("torch-onnx-ort", "torch"), ("paddle2onnx-ort", "paddle"),
                           ("tf2onnx-ort", "tensorflow"), ("litert", "tensorflow"), ("tvm-tflite-import", "tensorflow")]:
         if get_backend(child).unavailable_reason() is None:
             assert zygote.parent_of(preloads.preload(child), installed) == preloads.preload(parent), child

@@ -30,7 +30,6 @@ from backends.onnx.model import residual_arrays, residual_inputs
 from backends.onnx.onnxruntime_backend import OrtBase
 from backends.onnx.torch_onnx_ort import exported_by
 from backends.paddle_backend import PADDLE_CAPS, PaddleBackend
-from backends.torch_backend import TORCH_TEMPLATE
 from harness.model.case import EPILOGUE_OPS, Case
 from harness.numerics.inputs import Inputs
 
@@ -53,7 +52,10 @@ def remove_stale_dirs() -> None:
 
 class Paddle2OnnxOrtBackend(OrtBase):
     """paddle.nn conv layer -> paddle.onnx.export (paddle2onnx, default opset) -> onnxruntime."""
-    preload = (*TORCH_TEMPLATE, "onnxruntime", "paddle", "paddle2onnx", "onnx")  # as run() meets them (imported before the fork)
+    # as run() meets them, imported before the fork, and in an order that extends paddle's template
+    # (harness/execution/preloads.py): its worker is a fork of paddle's, which imports no torch either
+    preload = ("paddle", "onnxruntime", "paddle2onnx", "onnx")
+    excludes = PaddleBackend.excludes
     builds_per_case = True  # exports, converts or compiles a model per case (run --compiled-sample)
 
     name = "paddle2onnx-ort"
