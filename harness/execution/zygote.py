@@ -88,27 +88,27 @@ class Zygote:
         key = shared_key(modules, cpus)
         if shared_dir is None and (found := shared.inherited()) is not None:  # a process a test started
             self.sock = shared.connect(found / f"{key}.sock")  # the session's zygote, if it runs
+
+        def private() -> socket.socket:
+            """A template of this process's own, on a socket pair: forked from `parent`, or where there is
+            none (or it is gone) a fresh interpreter that imports every module."""
+            mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            forked = parent.fork_template(cpus, modules, None, theirs.fileno()) if parent is not None else None
+            if forked is None and parent is not None:  # a fresh pair: nothing the parent may still fork shares it
+                mine.close()
+                theirs.close()
+                mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.proc = forked or subprocess.Popen([*argv, str(theirs.fileno()), affinity, *modules],
+                                                   pass_fds=(theirs.fileno(),), **options)
+            theirs.close()
+            return mine
+
         if self.sock is not None:
             connect = None
         elif shared_dir is None and parent is None:
-            mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-            self.proc = subprocess.Popen([*argv, str(theirs.fileno()), affinity, *modules],
-                                         pass_fds=(theirs.fileno(),), **options)
-            theirs.close()
-            self.sock = mine
-            connect = None
+            self.sock, connect = private(), None
         elif shared_dir is None:
-            def connect() -> socket.socket | None:  # in the reader thread: the fork waits for the parent's import
-                mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-                self.proc = parent.fork_template(cpus, modules, None, theirs.fileno())
-                theirs.close()
-                if self.proc is None:  # the parent is gone: a template of its own, as without one
-                    mine.close()
-                    mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-                    self.proc = subprocess.Popen([*argv, str(theirs.fileno()), affinity, *modules],
-                                                 pass_fds=(theirs.fileno(),), **options)
-                    theirs.close()
-                return mine
+            connect = private  # in the reader thread: the fork waits for the parent's import
         else:
             def start(path: Path) -> subprocess.Popen | Forked:
                 forked = parent.fork_template(cpus, modules, str(path)) if parent is not None else None
