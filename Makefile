@@ -58,6 +58,7 @@ bench: $(STAMP)
 	$(PY) bench/e2e.py --backends $(BENCH_E2E)
 	$(PY) bench/deployed_cost.py
 	$(PY) bench/where_time_goes.py
+	$(PY) bench/crash_restart.py
 	$(PY) bench/fresh_clone.py
 
 clean:
