@@ -4,11 +4,15 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 JOBS   ?= 2
 
-.PHONY: setup run test lint bench clean host-matrix models
+.PHONY: setup run test lint docs bench clean host-matrix models
 
-$(STAMP): pyproject.toml constraints.txt
+EXAMPLE := examples/convdiff-onnx-reference
+
+$(STAMP): pyproject.toml constraints.txt $(EXAMPLE)/pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check -c constraints.txt -e '.[all,dev]'
+	@# the out-of-tree adapter example, installed as a user installs theirs (docs/guide/adapters.md)
+	$(PY) -m pip install -q --disable-pip-version-check -c constraints.txt -e $(EXAMPLE)
 	@# pytest rewrites the asserts of every plugin package it loads from the venv (hypothesis, xdist, anyio:
 	@# 111 modules, ~1.5 s of each pytest process's start) and caches the result beside them, unless
 	@# PYTHONDONTWRITEBYTECODE is set: write that cache once here, in the venv only (an empty directory,
@@ -35,7 +39,7 @@ run: $(STAMP)
 ## test: the harness's own tests plus the smoke tier on every installed backend
 ## (--dist loadgroup: each backend's items on one xdist process, so its framework is imported once)
 test: $(STAMP) $(BROWSER)
-	$(PY) -m pytest tests cases --tier smoke -n $(JOBS) --dist loadgroup --no-loadscope-reorder -q
+	$(PY) -m pytest tests cases --convdiff-tier smoke -n $(JOBS) --dist loadgroup --no-loadscope-reorder -q
 
 ## host-matrix: the corpus under each emulated host (TF oneDNN off/on, oneDNN capped at AVX2, ATen default,
 ## an AVX2-only machine); fails if any row has an unexpected result. TIER=full for the whole corpus.
@@ -46,6 +50,11 @@ host-matrix: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/actionlint .github/workflows/*.yml
+
+## docs: the documentation site (MkDocs, Material) into site/, --strict (a warning fails it); the reference
+## pages are generated from the code (docs/hooks.py). make test builds it too (tests/test_docs.py).
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
 
 ## models: regenerate cases/models/ from real architectures (convdiff extract) and say whether anything changed
 models: $(STAMP)
@@ -62,4 +71,4 @@ bench: $(STAMP)
 	$(PY) bench/fresh_clone.py
 
 clean:
-	rm -rf $(VENV) reports/out reports/host-matrix .convdiff-cache
+	rm -rf $(VENV) reports/out reports/host-matrix .convdiff-cache site

@@ -1,14 +1,31 @@
-"""The one small interface every backend implements.
+"""The one small interface every backend implements: convdiff's public adapter contract.
 
-A backend module imports its framework lazily, inside the worker process that
-runs it: the harness itself never imports a framework.
+An adapter is a subclass of `Backend`, registered under the entry point group `convdiff.backends`
+(`name = "module:Class"` in its distribution's pyproject.toml) or named on the command line as
+`module:Class`. It imports its framework lazily, in `setup()`, inside the worker process that runs it:
+the harness itself never imports a framework. docs/guide/adapters.md walks through a complete one.
+
+The contract, versioned by API_VERSION (major: a change that breaks adapters; minor: an addition):
+- `Backend`: the class attributes `framework`, `distribution`, `capabilities`, `epilogue_ops`, `quantized`,
+  `builds_per_case`, `preload`, `excludes`; the methods `setup`, `device_reason`, `supports`,
+  `epilogue_reason`, `run` (and optionally `run_gradients`, `prepare`, `host_facts`, `fingerprint`,
+  `version`, `unavailable_reason`). `name` is set from the registration.
+- `run(case, inputs, device) -> Output`, or raise `Unsupported` (the adapter cannot express the case)
+  or `Rejected` (the framework raised on it); any other exception is recorded as `error`.
+- `Case` (harness.model.case): the canonical case, PyTorch's semantics, read-only; `case.geometry` holds
+  the resolved explicit padding pairs. `Inputs` (harness.numerics.inputs): x in the case layout, w in the
+  canonical weight layout, b, the epilogue's constants, a quantized case's parameters.
+- `first_line(exc)`: an exception's first line, as records show it.
+An adapter checks the contract it was written against with `require_api(1)`.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -16,6 +33,17 @@ from harness.model.case import FLOAT_DTYPES, LAYOUTS, OPS, Case
 from harness.numerics.inputs import Inputs
 
 HostFact = str | int | float | bool | list[str]
+
+API_VERSION = (1, 0)
+
+
+def require_api(major: int, minor: int = 0) -> None:
+    """For an adapter's module: fail at import, with the reason, when this convdiff's adapter contract is not
+    the `major` version it was written for, or older than `minor` within it."""
+    if API_VERSION[0] != major or API_VERSION[1] < minor:
+        have = ".".join(map(str, API_VERSION))
+        raise ImportError(f"this adapter needs convdiff's adapter API {major}.{minor} (backends/base.py), "
+                          f"but the installed convdiff has {have}")
 
 
 class Unsupported(Exception):
@@ -91,6 +119,17 @@ class Backend:
     builds_per_case: bool = False
     # > 0 where prepare() builds that many cases' models at once (the worker calls it before the run)
     batch_size: int = 0
+    # A known-issues file shipped with the adapter (relative to its module's directory): its entries apply to
+    # every run of this backend, after the user's --known-issues files and before convdiff's own database.
+    known_issues_file: str = ""
+
+    def known_issues_path(self) -> Path | None:
+        """The absolute path of `known_issues_file`, or None."""
+        if not self.known_issues_file:
+            return None
+        module = sys.modules.get(type(self).__module__)
+        here = Path(module.__file__).parent if module is not None and module.__file__ else Path.cwd()
+        return here / self.known_issues_file
 
     def version(self) -> str:
         try:

@@ -1,85 +1,162 @@
-"""Backend names -> adapter objects. Modules are imported on demand; frameworks only in workers."""
+"""Backend names -> adapter objects, from the `convdiff.backends` entry point group.
+
+Every adapter, convdiff's own included, is registered the same way: a distribution declares
+`name = "module:Class"` under `[project.entry-points."convdiff.backends"]` in its pyproject.toml
+(convdiff's own list is in convdiff's pyproject.toml; there is no second one). A one-off adapter needs no
+package: `--backends module:Class` or `--backends name=module:Class` names a class importable from the
+working directory or PYTHONPATH. Such a spec is kept in the environment (CONVDIFF_PLUGINS), so that the
+worker processes, which import their backend themselves, resolve the same name to the same class.
+
+Modules are imported on demand; frameworks only in workers (an adapter imports its framework in setup()).
+"""
 
 from __future__ import annotations
 
+import functools
 import importlib
+import importlib.metadata
+import os
+import re
+import sys
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
 
 from backends.base import Backend
 
-# name -> "module:Class"; variants of one framework sit in the framework's module.
-REAL_BACKENDS: dict[str, str] = {
-    "torch": "backends.torch_backend:TorchBackend",
-    "tensorflow": "backends.tensorflow_backend:TensorFlowBackend",
-    "tensorflow-keras": "backends.keras_backend:KerasBackend",
-    "tvm": "backends.tvm.direct:TvmBackend",
-    "tvm-bound": "backends.tvm.bound:TvmBoundBackend",
-    "tvm-torch-import": "backends.tvm.torch_import:TvmTorchImportBackend",
-    "tvm-onnx-import": "backends.tvm.onnx_import:TvmOnnxImportBackend",
-    "tvm-onnx-import-output-shape": "backends.tvm.onnx_import:TvmOnnxOutputShapeBackend",
-    "tvm-tflite-import": "backends.tvm.tflite_import:TvmTfliteImportBackend",
-    "paddle": "backends.paddle_backend:PaddleBackend",
-    "paddle-output-size": "backends.paddle_backend:PaddleOutputSizeBackend",
-    "jax": "backends.jax_backend:JaxBackend",
-    "onnxruntime": "backends.onnx.onnxruntime_backend:OnnxRuntimeBackend",
-    "onnxruntime-qdq": "backends.onnx.onnxruntime_backend:OnnxRuntimeQdqBackend",
-    "openvino": "backends.onnx.openvino_backend:OpenVinoBackend",
-    "torch-onnx-ort": "backends.onnx.torch_onnx_ort:TorchOnnxOrtBackend",
-    "tf2onnx-ort": "backends.onnx.tf2onnx_ort:Tf2OnnxOrtBackend",
-    "paddle2onnx-ort": "backends.onnx.paddle2onnx_ort:Paddle2OnnxOrtBackend",
-    # the deployed paths: compiled, graph-mode and inference-engine runs of the conv and its epilogue
-    "torch-inductor": "backends.torch_inductor:TorchInductorBackend",
-    "tensorflow-graph": "backends.tf_graph:TensorFlowGraphBackend",
-    "tf-xla": "backends.tf_graph:TfXlaBackend",
-    "jax-jit": "backends.jax_jit:JaxJitBackend",
-    "paddle-inference": "backends.paddle_inference:PaddleInferenceBackend",
-    "litert": "backends.litert:LiteRtBackend",
-    "litert-ref": "backends.litert:LiteRtRefBackend",
-    # quantized (uint8/int8) convolution: torch.ao under each quantized engine, and PT2E
-    "torch-ao-x86": "backends.torch_ao:TorchAoX86Backend",
-    "torch-ao-fbgemm": "backends.torch_ao:TorchAoFbgemmBackend",
-    "torch-ao-onednn": "backends.torch_ao:TorchAoOnednnBackend",
-    "torch-ao-qnnpack": "backends.torch_ao:TorchAoQnnpackBackend",
-    "torch-pt2e": "backends.torch_pt2e:TorchPt2eBackend",
-}
+GROUP = "convdiff.backends"
+REPRO_GROUP = "convdiff.repro"
+PLUGINS_ENV = "CONVDIFF_PLUGINS"  # name=module:Class;... one-off adapters, inherited by the workers
 TEST_PREFIXES = {
     "fault": "backends.testing.fault:FaultBackend",
     "mutant": "backends.testing.mutants:MutantBackend",
 }
+NAME = re.compile(r"[a-z0-9][a-z0-9_.+-]*")
+SPEC = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
+PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
 
 
 class UnknownBackend(ValueError):
     pass
 
 
-def _load(spec: str):
-    module, cls = spec.split(":")
-    return getattr(importlib.import_module(module), cls)
+@dataclass(frozen=True)
+class Registration:
+    """One registered adapter: its name, where its class lives, and who provides it."""
+
+    name: str
+    spec: str        # module:Class
+    source: str      # "convdiff", the distribution that registers it, or "module (one-off)"
+    source_version: str = ""
+
+    def load(self) -> type[Backend]:
+        return load_class(self.spec)
+
+
+def load_class(spec: str) -> type[Backend]:
+    """Import `module:Class`; the working directory is searched too, as `python -m` would."""
+    module, _, cls = spec.partition(":")
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        obj = getattr(importlib.import_module(module), cls)
+    except ModuleNotFoundError as exc:
+        raise UnknownBackend(f"cannot import '{module}' for backend {spec}: {exc}") from None
+    except AttributeError:
+        raise UnknownBackend(f"module '{module}' has no class '{cls}' (backend {spec})") from None
+    if not (isinstance(obj, type) and issubclass(obj, Backend)):
+        raise UnknownBackend(f"{spec} is not a subclass of backends.base.Backend")
+    return obj
+
+
+@functools.cache
+def _installed() -> dict[str, Registration]:
+    """The entry point group; a checkout that is not installed reads convdiff's own pyproject.toml."""
+    found: dict[str, Registration] = {}
+    for ep in importlib.metadata.entry_points(group=GROUP):
+        dist = getattr(ep, "dist", None)
+        name = dist.metadata["Name"] if dist is not None else "unknown"
+        version = dist.version if dist is not None else ""
+        found.setdefault(ep.name, Registration(ep.name, ep.value, name, version))
+    if not any(r.source == "convdiff" for r in found.values()) and PYPROJECT.exists():
+        project = tomllib.loads(PYPROJECT.read_text())["project"]
+        for name, spec in project.get("entry-points", {}).get(GROUP, {}).items():
+            found.setdefault(name, Registration(name, spec, "convdiff", project.get("version", "")))
+    # convdiff's own first, then each distribution's, by name (entry_points.txt lists a group sorted)
+    return dict(sorted(found.items(), key=lambda kv: (kv[1].source != "convdiff", kv[1].source, kv[0])))
+
+
+def _one_off() -> dict[str, Registration]:
+    """The one-off adapters of this run (CONVDIFF_PLUGINS), in the order named."""
+    found: dict[str, Registration] = {}
+    for item in filter(None, os.environ.get(PLUGINS_ENV, "").split(";")):
+        name, _, spec = item.partition("=")
+        found[name] = Registration(name, spec, f"{spec.partition(':')[0]} (one-off)")
+    return found
+
+
+def registered() -> dict[str, Registration]:
+    """Every backend name that resolves to a real adapter: installed entry points, then one-offs."""
+    return {**_installed(), **_one_off()}
+
+
+def register_spec(text: str) -> str:
+    """`module:Class` or `name=module:Class`: register a one-off adapter for this process and its workers;
+    its name ("name", else the class's `name` attribute, else the module:Class text itself)."""
+    name, _, spec = text.rpartition("=")
+    if not SPEC.fullmatch(spec):
+        raise UnknownBackend(f"'{text}' is not a backend name nor module:Class")
+    cls = load_class(spec)
+    name = name or getattr(cls, "name", "") or spec
+    if name != spec and not NAME.fullmatch(name):
+        raise UnknownBackend(f"backend name '{name}' (for {spec}): use lower-case letters, digits and . _ + -")
+    taken = _installed().get(name)
+    if taken is not None and taken.spec != spec:
+        raise UnknownBackend(f"backend name '{name}' is already registered by {taken.source} ({taken.spec})")
+    plugins = _one_off()
+    plugins[name] = Registration(name, spec, "")
+    os.environ[PLUGINS_ENV] = ";".join(f"{n}={r.spec}" for n, r in plugins.items())
+    return name
 
 
 def get_backend(name: str) -> Backend:
-    """An adapter object for a backend name (`torch`, `fault:segfault`, `mutant:flip_kernel`, ...)."""
-    if name in REAL_BACKENDS:
-        return _load(REAL_BACKENDS[name])()
+    """An adapter object for a backend name (`torch`, a plugin's name, `fault:segfault`, `mutant:flip_kernel`)."""
+    reg = registered().get(name)
+    if reg is not None:
+        adapter = reg.load()()
+        adapter.name = name  # records carry the name it was registered under
+        return adapter
     prefix, _, arg = name.partition(":")
     if prefix in TEST_PREFIXES and arg:
         try:
-            return _load(TEST_PREFIXES[prefix])(arg)
+            return load_class(TEST_PREFIXES[prefix])(arg)  # type: ignore[call-arg]
         except ValueError as exc:
             raise UnknownBackend(str(exc)) from None
-    known = ", ".join([*REAL_BACKENDS, *(f"{p}:<mode>" for p in TEST_PREFIXES)])
-    raise UnknownBackend(f"unknown backend '{name}' (known: {known})")
+    known = ", ".join([*registered(), *(f"{p}:<mode>" for p in TEST_PREFIXES)])
+    raise UnknownBackend(f"unknown backend '{name}' (known: {known}; or module:Class, name=module:Class)")
 
 
 def parse_backends(text: str) -> list[str]:
-    """Validate a comma-separated list; raises UnknownBackend."""
-    names = [n.strip() for n in text.split(",") if n.strip()]
+    """Validate a comma-separated list of names and module:Class specs; raises UnknownBackend.
+    Specs are registered (register_spec) and come back as their names."""
+    names = []
+    for item in (n.strip() for n in text.split(",")):
+        if not item:
+            continue
+        if item.partition(":")[0] not in TEST_PREFIXES and (":" in item or "=" in item):
+            item = register_spec(item)
+        get_backend(item)
+        names.append(item)
     if not names:
         raise UnknownBackend("no backend named")
-    for n in names:
-        get_backend(n)
     return list(dict.fromkeys(names))
 
 
+def real_backends() -> list[str]:
+    """Every registered backend name (installed or not), test-only ones excluded."""
+    return list(registered())
+
+
 def installed_backends() -> list[str]:
-    """Real backends whose framework is importable (checked without importing it)."""
-    return [n for n in REAL_BACKENDS if get_backend(n).unavailable_reason() is None]
+    """Registered backends whose framework is importable (checked without importing it)."""
+    return [n for n in registered() if get_backend(n).unavailable_reason() is None]

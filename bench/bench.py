@@ -63,7 +63,7 @@ import numpy as np, torch
 import torch.nn.functional as F
 from harness.numerics.inputs import make_inputs
 from harness.numerics.oracle import reference
-from backends.torch_backend import TorchBackend
+from backends.torch.eager import TorchBackend
 cases = [c for c in pickle.load(open(sys.argv[1], "rb"))]
 tb = TorchBackend(); tb.setup("cpu")
 data = [(c, make_inputs(c)) for c in cases]

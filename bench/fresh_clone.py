@@ -33,7 +33,7 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TEST_ARGS = ["tests", "cases", "--tier", "smoke", "-n", "2", "--dist", "loadgroup", "--no-loadscope-reorder", "-q"]
+TEST_ARGS = ["tests", "cases", "--convdiff-tier", "smoke", "-n", "2", "--dist", "loadgroup", "--no-loadscope-reorder", "-q"]
 
 
 def timed(cmd: list[str], cache: Path, log: Path, first: Path | None = None) -> tuple[float, float | None]:

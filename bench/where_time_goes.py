@@ -40,8 +40,8 @@ COMPILE = (
     ("backends/tvm/direct.py", "compile_cached"),        # every TVM path: build, or load the cached library
     ("onnxruntime_inference_collection.py", "__init__"),  # InferenceSession: graph optimization
     ("openvino/_ov_api.py", "compile_model"),
-    ("backends/litert.py", "model"),                     # TFLite conversion, through its cache
-    ("backends/paddle_inference.py", "model_dir"),       # paddle.jit.save, through its cache
+    ("backends/litert/interpreter.py", "model"),                     # TFLite conversion, through its cache
+    ("backends/paddle/inference.py", "model_dir"),       # paddle.jit.save, through its cache
     ("torch/_inductor/compile_fx.py", "compile_fx"),
     ("jax/_src/compiler.py", "compile_or_get_cached"),
     ("tensorflow/python/eager/polymorphic_function/polymorphic_function.py", "_initialize"),  # tf.function tracing

@@ -15,6 +15,6 @@ def write_reports(out_dir: Path, records: Sequence[Record], summary: dict[str, A
     from reports.junit import write_junit
 
     junit, html = out_dir / "junit.xml", out_dir / "report.html"
-    write_junit(junit, records)
+    write_junit(junit, records, summary)
     write_html(html, records, summary)
     return [junit, html]

@@ -147,7 +147,10 @@ def build_report(results: Sequence[Path], out: Path, argv: Sequence[str], baseli
     if dropped:
         print(f"convdiff: {dropped} duplicate result(s) across shards; the last copy of each was kept", file=sys.stderr)
     summaries = shard_summaries(results)
-    summary = summarize(records, merged_fingerprint(summaries, argv), merged_stale(summaries))
+    broken = {k: v for s in summaries for k, v in s.get("broken_targets", {}).items()}
+    missing = {k: v for s in summaries for k, v in s.get("missing_targets", {}).items()}
+    summary = summarize(records, merged_fingerprint(summaries, argv), merged_stale(summaries), broken, missing,
+                        {f"{n}-?": why for n, why in missing.items()})
     known = {k: v for s in summaries for k, v in s.get("known_issues", {}).items()}
     if known:
         summary["known_issues"] = known

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness.execution.records import Record
-from reports.repro import ReproUnavailable, script_for
+from reports.repro.script import ReproUnavailable, script_for
 from tests.helpers import assert_script_verdict, run_on, run_scripts, script_sample
 
 ROOT = Path(__file__).resolve().parent.parent

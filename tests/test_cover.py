@@ -85,7 +85,7 @@ cases:
 
 
 @pytest.mark.parametrize("extra,env,tvm_runs", [((), None, ["first", "strided"]),
-                                                (("--compiled-smoke", "all"), None, ["first", "same_again", "strided"]),
+                                                (("--convdiff-compiled-smoke", "all"), None, ["first", "same_again", "strided"]),
                                                 ((), "1", ["first", "same_again", "strided"])])
 def test_make_test_deselects_only_redundant_items_of_building_backends(pytester, monkeypatch, extra, env, tvm_runs):
     monkeypatch.delenv(FULL_TESTS_ENV, raising=False)
@@ -93,7 +93,8 @@ def test_make_test_deselects_only_redundant_items_of_building_backends(pytester,
         monkeypatch.setenv(FULL_TESTS_ENV, env)
     pytester.mkdir("cases")
     pytester.path.joinpath("cases", "conv2d.yaml").write_text(CASES)
-    result = run_pytest(pytester, "cases", "--backends", "torch,tvm", "--tier", "smoke", "--collect-only", "-q", *extra)
+    pytester.makeini("[pytest]\nconvdiff_cases = cases\n")
+    result = run_pytest(pytester, "cases", "--convdiff-backends", "torch,tvm", "--convdiff-tier", "smoke", "--collect-only", "-q", *extra)
     ids = [ln.split("::")[1] for ln in result.stdout.lines if "::" in ln]
     assert sorted(i.split("[")[0] for i in ids if i.endswith("[torch-cpu]")) == ["first", "same_again", "strided"]
     assert sorted(i.split("[")[0] for i in ids if i.endswith("[tvm-cpu]")) == tvm_runs

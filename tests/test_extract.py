@@ -254,5 +254,5 @@ def test_model_corpus_is_collected_and_uses_the_shared_known_issues() -> None:
     assert {"conv1d", "conv2d", "conv3d", "conv_transpose2d"} <= ops
     assert any(c.groups == c.in_channels > 1 for c in cases) and any(max(c.dilation) > 1 for c in cases)
     proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "cases/models/dcgan_generator.yaml",
-                           "--backends", "torch", "-p", "no:cacheprovider"], cwd=ROOT, capture_output=True, text=True)
+                           "--convdiff-backends", "torch", "-p", "no:cacheprovider"], cwd=ROOT, capture_output=True, text=True)
     assert "dcgan_generator_01_convt2d_k4[torch-cpu]" in proc.stdout, proc.stdout[-2000:]

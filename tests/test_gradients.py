@@ -81,16 +81,17 @@ def test_run_gradients_flag_writes_one_record_per_output(tmp_path):
 
 def test_pytest_ids_end_in_the_gradient(pytester):
     pytester.mkdir("cases")
+    pytester.makeini("[pytest]\nconvdiff_cases = cases\n")
     pytester.path.joinpath("cases", "g.yaml").write_text(
         "cases:\n  - {id: g, op: conv1d, in_channels: 1, out_channels: 1, input_size: 4, kernel_size: 2,"
         " gradients: true}\n  - {id: f, op: conv1d, in_channels: 1, out_channels: 1, input_size: 4,"
         " kernel_size: 2}\n")
-    out = run_pytest(pytester, "cases", "--backends", "torch", "--collect-only", "-q").stdout.str()
+    out = run_pytest(pytester, "cases", "--convdiff-backends", "torch", "--collect-only", "-q").stdout.str()
     for node in ("g.yaml::g[torch-cpu]", "g.yaml::g[torch-cpu-grad_input]", "g.yaml::g[torch-cpu-grad_weight]",
                  "g.yaml::f[torch-cpu]"):
         assert node in out
     assert "grad_bias" not in out and "f[torch-cpu-grad" not in out
-    forced = run_pytest(pytester, "cases", "--backends", "torch", "--gradients", "-q").stdout.str()
+    forced = run_pytest(pytester, "cases", "--convdiff-backends", "torch", "--convdiff-gradients", "-q").stdout.str()
     assert "6 passed" in forced  # both cases: out, grad_input, grad_weight
 
 
@@ -164,7 +165,7 @@ def test_minimize_keeps_a_gradient_failure(tmp_path):
 
 def test_torch_gradient_reproducers_agree_with_the_harness(tmp_path):
     """`convdiff repro --output grad_*` scripts (torch): same verdict, error and ratio as the records."""
-    from reports.repro import script_for
+    from reports.repro.script import script_for
 
     from .helpers import assert_script_verdict, run_scripts
 
@@ -188,7 +189,7 @@ FRAMEWORK_PICKS = {("t2d_nc", "tensorflow"): "grad_input", ("t2d_nc", "tensorflo
 def test_framework_gradient_reproducers_agree_with_the_harness(tmp_path):
     """`convdiff repro --output grad_*` for TensorFlow, Keras, Paddle and JAX: each script, run alone, gives
     the harness's verdict, error and ratio; a rejected record without a translation gets no script."""
-    from reports.repro import ReproUnavailable, script_for
+    from reports.repro.script import ReproUnavailable, script_for
 
     from .helpers import assert_script_verdict, run_scripts
 

@@ -83,7 +83,7 @@ def test_torch_reports_its_live_cpu_capability(monkeypatch):
 
 def test_onednn_kernel_isa_is_read_from_its_verbose_exec_line():
     """oneDNN's verbose format: primitive,exec,<engine>,<kind>,<impl>:<isa>,...; info lines are skipped."""
-    from backends.onednn_probe import kernel_isa
+    from backends.torch.onednn_probe import kernel_isa
 
     log = ("onednn_verbose,v1,info,cpu,isa:Intel AVX2\n"
            "onednn_verbose,v1,primitive,exec,cpu,reorder,jit:uni,undef,src:s8::blocked:abcd::f0,,4x4x3x3,0.01\n"
@@ -95,7 +95,7 @@ def test_onednn_kernel_isa_is_read_from_its_verbose_exec_line():
 
 def test_torch_ao_reports_the_onednn_kernel_it_ran(monkeypatch):
     """ONEDNN_MAX_CPU_ISA=AVX2 caps oneDNN at AVX2 (documented), which has no VNNI; fbgemm is not oneDNN."""
-    from backends.onednn_probe import NO_VNNI_ISAS
+    from backends.torch.onednn_probe import NO_VNNI_ISAS
 
     monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX2")
     assert _facts("torch-ao-onednn")["torch_onednn_int8_isa"] in NO_VNNI_ISAS

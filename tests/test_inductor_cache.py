@@ -1,4 +1,4 @@
-"""torch-inductor's warm run lowers nothing again (backends/inductor_cache.py): with freezing, inductor
+"""torch-inductor's warm run lowers nothing again (backends/torch/inductor_cache.py): with freezing, inductor
 prepacks conv weights into oneDNN tensors, a graph torch's FX graph cache refuses; the worker lets the
 cache key such a frozen weight by its metadata, as torch keys every other frozen weight.
 

@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from backends.jax_backend import JaxBackend, conv_decision, lax_call
+from backends.jax.eager import JaxBackend, conv_decision, lax_call
 from harness.execution import host
 from harness.execution.pool import Worker
 from harness.execution.records import Record

@@ -14,7 +14,7 @@ import math
 import numpy as np
 import pytest
 
-from backends.litert import LiteRtBackend
+from backends.litert.interpreter import LiteRtBackend
 from harness.execution.records import Record
 from harness.numerics.bound import QUANT_ROUNDING, error_bound, quant_units
 from tests.helpers import make_case, run_on

@@ -102,7 +102,7 @@ import onnxruntime  # noqa: F401
 import torch  # noqa: F401
 sys.path.insert(0, @ROOT@)
 from backends.onnx.torch_onnx_ort import TorchOnnxOrtBackend
-from backends.torch_module import module_plan
+from backends.torch.module import module_plan
 from harness.model.build import make_case
 from harness.numerics.inputs import make_inputs
 

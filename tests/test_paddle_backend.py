@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from backends.paddle_backend import padding_argument
+from backends.paddle.eager import padding_argument
 from harness.model.case import Case
 from tests.helpers import make_case, run_on
 

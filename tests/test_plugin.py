@@ -48,38 +48,40 @@ def corpus(pytester):
     pytester.mkdir("cases")
     pytester.path.joinpath("cases", "conv2d.yaml").write_text(CASES)
     pytester.path.joinpath("cases", "known_issues.yaml").write_text(KNOWN)
+    pytester.makeini("[pytest]\nconvdiff_cases = cases\n")  # a project declares where its cases are
     return pytester
 
 
 def test_ids_and_tiers(corpus):
-    result = run_pytest(corpus, "cases", "--backends", "torch", "--tier", "full", "--collect-only", "-q")
+    result = run_pytest(corpus, "cases", "--convdiff-backends", "torch", "--convdiff-tier", "full", "--collect-only", "-q")
     out = result.stdout.str()
     for node in ("cases/conv2d.yaml::smoke_one[torch-cpu]", "cases/conv2d.yaml::swept[stride=1][torch-cpu]",
                  "cases/conv2d.yaml::swept[stride=2][torch-cpu]"):
         assert node in out
-    smoke = run_pytest(corpus, "cases", "--backends", "torch", "--tier", "smoke", "--collect-only", "-q")
+    smoke = run_pytest(corpus, "cases", "--convdiff-backends", "torch", "--convdiff-tier", "smoke", "--collect-only", "-q")
     assert "swept" not in smoke.stdout.str() and "2 tests collected" in smoke.stdout.str()
 
 
 def test_known_issue_is_xfail_with_link_and_others_fail(corpus):
-    result = run_pytest(corpus, "cases", "--backends", "torch,fault:nan", "--tier", "smoke", "-rxX")
+    result = run_pytest(corpus, "cases", "--convdiff-backends", "torch,fault:nan", "--convdiff-tier", "smoke", "-rxX")
     result.assert_outcomes(passed=2, failed=1, xfailed=1)
     out = result.stdout.str()
     assert "https://example.invalid/issue/1" in out
     assert "mismatch: 1 non-finite output element(s) (NaN)" in out  # the un-known one fails with its story
-    assert "warning: known issue 'typo_entry' matches no case" in out
+    assert "warning: known issue 'typo_entry' (cases/known_issues.yaml) matches no case" in out
 
 
 def test_unavailable_device_is_a_skip_with_reason(corpus):
-    result = run_pytest(corpus, "cases", "--backends", "torch", "--device", "cuda", "--tier", "smoke", "-rs")
+    result = run_pytest(corpus, "cases", "--convdiff-backends", "torch", "--convdiff-device", "cuda", "--convdiff-tier", "smoke", "-rs")
     result.assert_outcomes(skipped=2)
     assert "no CUDA device" in result.stdout.str()
 
 
 def test_bad_case_file_is_one_line_collection_error(pytester):
     pytester.mkdir("cases")
+    pytester.makeini("[pytest]\nconvdiff_cases = cases\n")
     pytester.path.joinpath("cases", "bad.yaml").write_text("cases:\n  - id: a\n    op: conv9d\n")
-    result = run_pytest(pytester, "cases", "--backends", "torch")
+    result = run_pytest(pytester, "cases", "--convdiff-backends", "torch")
     assert result.ret != 0
     assert "cases/bad.yaml:3: op: must be one of" in result.stdout.str()
     assert "Traceback" not in result.stdout.str()
@@ -99,7 +101,7 @@ def test_runs_under_xdist(corpus):
         "import os\n\n\ndef test_shared_dir():\n"
         f"    got = os.environ.get({shared.SHARED_ENV!r}, '')\n"
         + (f"    assert got == {str(outer)!r}\n" if outer else f"    assert got.startswith({os.path.join('/tmp', 'convdiff-shared-')!r})\n"))
-    result = run_pytest(corpus, "cases", "tests", "--backends", "torch", "-n", "2", "-p", "xdist")
+    result = run_pytest(corpus, "cases", "tests", "--convdiff-backends", "torch", "-n", "2", "-p", "xdist")
     result.assert_outcomes(passed=5)
 
 
@@ -116,7 +118,7 @@ def test_loadgroup_runs_each_target_on_one_process(corpus, monkeypatch, tmp_path
     monkeypatch.setenv("CONVDIFF_CACHE", str(tmp_path / "cache"))
     corpus.path.joinpath("cases", "conv2d.yaml").write_text(CASES.replace("stride: [1, 2]", "stride: [1, 2, 3]"))
     backends = "torch,fault:nan" + (",torch-onnx-ort" if onnx else "")
-    result = run_pytest(corpus, "cases", "--backends", backends, "--tier", "full", "-n", "2",
+    result = run_pytest(corpus, "cases", "--convdiff-backends", backends, "--convdiff-tier", "full", "-n", "2",
                                          "-p", "xdist", "--dist", "loadgroup", "-v")
     ran: dict[str, set[str]] = {}
     for line in result.stdout.lines:  # "[gw0] [ 10%] PASSED cases/conv2d.yaml::smoke_one[torch-cpu]@torch-cpu"
@@ -140,7 +142,7 @@ def test_host_selected_known_issue_is_decided_by_the_live_host(corpus, this_host
     machine = platform.machine() if this_host else "not-" + platform.machine()
     known = KNOWN.replace("    cases: {tags: naughty}\n", f"    host: {{machine: '{machine}'}}\n    cases: {{tags: naughty}}\n")
     corpus.path.joinpath("cases", "known_issues.yaml").write_text(known)
-    result = run_pytest(corpus, "cases", "--backends", "fault:nan", "--tier", "smoke", "-rxX")
+    result = run_pytest(corpus, "cases", "--convdiff-backends", "fault:nan", "--convdiff-tier", "smoke", "-rxX")
     # fault:nan fails smoke_one (no entry) either way; nan_known is the case the entry names
     if this_host:
         result.assert_outcomes(failed=1, xfailed=1)
@@ -154,8 +156,8 @@ def test_max_rel_err_entry_leaves_a_gross_mismatch_failing(corpus):
     known = KNOWN + ("  - id: small_error\n    backend: 'mutant:*'\n    cases: {case: smoke_one}\n    status: mismatch\n"
                      "    max_rel_err: 0.05\n    reason: float16 accumulation\n    link: none\n")
     corpus.path.joinpath("cases", "known_issues.yaml").write_text(known)
-    result = run_pytest(corpus, "cases", "--backends", "mutant:low_precision_accumulation,mutant:flip_kernel",
-                                         "--tier", "smoke", "-k", "smoke_one", "-rxX")
+    result = run_pytest(corpus, "cases", "--convdiff-backends", "mutant:low_precision_accumulation,mutant:flip_kernel",
+                                         "--convdiff-tier", "smoke", "-k", "smoke_one", "-rxX")
     result.assert_outcomes(failed=1, xfailed=1)
     out = result.stdout.str()
     assert "smoke_one on mutant:flip_kernel-cpu" in out and "XFAIL cases/conv2d.yaml::smoke_one[mutant:low_prec" in out
@@ -167,7 +169,7 @@ def test_max_rel_err_entry_never_explains_a_non_finite_output(corpus):
     max_rel_err the same entry makes nan_known an xfail (test_host_selected_known_issue_is_decided_by_the_live_host)."""
     known = KNOWN.replace("    cases: {tags: naughty}\n", "    cases: {tags: naughty}\n    max_rel_err: 10.0\n")
     corpus.path.joinpath("cases", "known_issues.yaml").write_text(known)
-    result = run_pytest(corpus, "cases", "--backends", "fault:nan", "--tier", "smoke", "-rxX")
+    result = run_pytest(corpus, "cases", "--convdiff-backends", "fault:nan", "--convdiff-tier", "smoke", "-rxX")
     result.assert_outcomes(failed=2)
 
 
@@ -179,8 +181,8 @@ def test_loadgroup_orders_the_largest_units_first(corpus):
     corpus.path.joinpath("tests", "test_a_plain.py").write_text("def test_plain():\n    pass\n")
     corpus.path.joinpath("tests", "test_b_grouped.py").write_text(
         "import pytest\n\npytestmark = pytest.mark.xdist_group('b')\n\n\ndef test_grouped():\n    pass\n")
-    args = ("tests", "cases", "--backends", "torch,tvm", "--tier", "smoke", "--collect-only", "-q",
-            "--compiled-smoke", "all")  # every smoke item (the cover would leave smoke_one out on tvm)
+    args = ("tests", "cases", "--convdiff-backends", "torch,tvm", "--convdiff-tier", "smoke", "--collect-only", "-q",
+            "--convdiff-compiled-smoke", "all")  # every smoke item (the cover would leave smoke_one out on tvm)
     grouped = [ln for ln in run_pytest(corpus, *args, "-p", "xdist", "--dist", "loadgroup").stdout.lines
                if "::" in ln]
     assert grouped == ["cases/conv2d.yaml::smoke_one[tvm-cpu]", "cases/conv2d.yaml::nan_known[tvm-cpu]",
@@ -197,10 +199,13 @@ def test_an_xdist_session_with_unreported_items_fails():
     from types import SimpleNamespace
 
     from harness.commands import plugin
+    from harness.commands.plugin_items import STATE
 
     def session(workerinput=None):
         option = SimpleNamespace(collectonly=False)
-        config = SimpleNamespace(option=option, getoption=lambda name, default=None: 2,
+        stash = pytest.Stash()
+        stash[STATE] = object()  # a run that collected convdiff items (a foreign project's run is left alone)
+        config = SimpleNamespace(option=option, getoption=lambda name, default=None: 2, stash=stash,
                                  pluginmanager=SimpleNamespace(get_plugin=lambda name: None))
         if workerinput is not None:
             config.workerinput = workerinput

@@ -12,7 +12,7 @@ import pytest
 from harness.commands.cli import main
 from harness.execution.records import Record
 from harness.model.build import make_case
-from reports.repro import ReproUnavailable, script_for
+from reports.repro.script import ReproUnavailable, script_for
 from tests.helpers import run_on, run_scripts
 
 # under `make test` (--dist loadgroup) one xdist process runs this module: its module fixture is paid once

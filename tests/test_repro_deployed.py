@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from harness.execution.records import Record
-from reports.repro import ReproUnavailable, script_for
+from reports.repro.script import ReproUnavailable, script_for
 from tests.epilogue_repro import JUDGED, assert_scripts_reach_the_records, records_for
 from tests.helpers import assert_script_verdict, run_scripts
 

@@ -1,7 +1,7 @@
 """`convdiff repro` for epilogue cases: the script's own NumPy part equals the harness's, and each eager
 framework's script, run alone, reaches the harness's verdict.
 
-The NumPy part (reports/repro_epilogue.py) is checked in this process against harness/numerics:
+The NumPy part (reports/repro/epilogue.py) is checked in this process against harness/numerics:
 the constants drawn from the seed (bit for bit), the float64 reference after the epilogue and the
 bound carried through it, for every op in both layouts and every float dtype. Then one harness run of
 corpus epilogue cases on the eager backends, and each script in its own interpreter, two at a time:
@@ -25,7 +25,7 @@ from harness.model.case import EPILOGUE_OPS, Case
 from harness.numerics.bound import error_bound
 from harness.numerics.inputs import make_inputs
 from harness.numerics.oracle import reference
-from reports.repro import ReproUnavailable, script_for
+from reports.repro.script import ReproUnavailable, script_for
 from tests.epilogue_repro import JUDGED, assert_scripts_reach_the_records, records_for
 from tests.helpers import make_case
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from harness.execution.records import Record
-from reports.repro import ReproUnavailable, script_for
+from reports.repro.script import ReproUnavailable, script_for
 from tests.helpers import assert_chosen_statuses, assert_script_verdict, chosen_records, run_scripts, script_sample
 
 # under `make test` (--dist loadgroup) one xdist process runs this module: its module fixture is paid once

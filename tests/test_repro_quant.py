@@ -26,8 +26,8 @@ from harness.model.case import Case
 from harness.model.loader import load_cases
 from harness.numerics.inputs import make_inputs
 from harness.numerics.quant import accumulate, quant_reference
-from reports.repro import ReproUnavailable, script_for
-from reports.repro_quant import reference_source
+from reports.repro.quant import reference_source
+from reports.repro.script import ReproUnavailable, script_for
 from tests.helpers import assert_script_verdict, chosen_records, run_scripts, script_sample
 
 # under `make test` (--dist loadgroup) one xdist process runs this module: its module fixture is paid once

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from backends.tf_util import NHWC_ONLY
+from backends.tensorflow.util import NHWC_ONLY
 from harness.execution.records import Record
 from harness.model.case import Case
 from tests.helpers import make_case, run_on

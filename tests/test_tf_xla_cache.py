@@ -1,4 +1,4 @@
-"""TensorFlow's persistent XLA cache (backends/tf_xla_cache.py): keyed by what the compiled code is for,
+"""TensorFlow's persistent XLA cache (backends/tensorflow/xla_cache.py): keyed by what the compiled code is for,
 off where asked, and a warm run compiles nothing and gives the records a run without it gives."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from backends import tf_xla_cache
 from backends.registry import get_backend
+from backends.tensorflow import xla_cache as tf_xla_cache
 
 FLAG = tf_xla_cache.FLAG
 

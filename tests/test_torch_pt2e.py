@@ -12,7 +12,7 @@ import importlib.util
 
 import pytest
 
-from backends.torch_pt2e import INT8_REASON, TorchPt2eBackend
+from backends.torch.pt2e import INT8_REASON, TorchPt2eBackend
 from harness.execution.records import Record
 from tests.helpers import make_case, run_on
 

@@ -58,7 +58,7 @@ import tvm  # in the order tvm-torch-import's reproducers import them: one scrip
 import torch
 sys.path.insert(0, sys.argv[1])
 from tvm_ffi.structural import structural_equal
-from backends.torch_module import module_plan
+from backends.torch.module import module_plan
 from backends.tvm.torch_batch import import_batch
 from backends.tvm.torch_import import TvmTorchImportBackend
 from harness.numerics.inputs import make_inputs

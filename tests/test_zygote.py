@@ -41,9 +41,9 @@ def test_preload_names_modules_that_exist() -> None:
     misspelt one would only fail quietly in the zygote and leave the import to every fork)."""
     import importlib.util
 
-    from backends.registry import REAL_BACKENDS, get_backend
+    from backends.registry import get_backend, real_backends
 
-    for name in REAL_BACKENDS:
+    for name in real_backends():
         adapter = get_backend(name)
         if adapter.unavailable_reason() is None:
             modules = preloads.preload(name)

@@ -6,7 +6,7 @@ native, SAME/VALID as Paddle's own, output_padding, data_format for both layouts
 exported by `paddle.onnx.export` (paddle2onnx, at its defaults) into a temporary
 directory that is removed afterwards, and the model is run by ONNX Runtime. An epilogue
 follows the conv in a wrapping paddle.nn.Layer, in paddle ops as a Paddle user writes them
-(backends/paddle_epilogue.py): per-channel constants are the layer's buffers (exported as initializers),
+(backends/paddle/epilogue.py): per-channel constants are the layer's buffers (exported as initializers),
 scalars Python floats, each residual a forward() argument (a graph input). Only paddle,
 paddle2onnx, onnx and onnxruntime are imported in the worker.
 """
@@ -23,13 +23,13 @@ from typing import Any
 
 import numpy as np
 
-from backends import paddle_epilogue
 from backends.artifacts import ArtifactCache, case_key, sources_digest
 from backends.base import Capabilities, Output, Rejected, first_line
 from backends.onnx.model import residual_arrays, residual_inputs
 from backends.onnx.onnxruntime_backend import OrtBase
 from backends.onnx.torch_onnx_ort import exported_by
-from backends.paddle_backend import PADDLE_CAPS, PaddleBackend
+from backends.paddle import epilogue as paddle_epilogue
+from backends.paddle.eager import PADDLE_CAPS, PaddleBackend
 from harness.model.case import EPILOGUE_OPS, Case
 from harness.numerics.inputs import Inputs
 
@@ -37,7 +37,7 @@ LAYERS = {"conv": "Conv{r}D", "conv_transpose": "Conv{r}DTranspose"}
 TMP_PREFIX = "convdiff-paddle2onnx-"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 MAX_RESIDUALS = 4  # the wrapping layer's forward(x, r0, ..., r3)
-SOURCES = ("onnx/paddle2onnx_ort.py", "paddle_backend.py", "paddle_epilogue.py")  # what writes the layer
+SOURCES = ("onnx/paddle2onnx_ort.py", "paddle/eager.py", "paddle/epilogue.py")  # what writes the layer
 
 
 def remove_stale_dirs() -> None:
@@ -174,7 +174,7 @@ def input_specs(case: Case) -> list[tuple[str, list[int]]]:
 
 def epilogue_layer(paddle: Any, conv: Any, case: Case, constants: tuple[dict[str, np.ndarray], ...],
                    data_format: str) -> Any:
-    """A paddle.nn.Layer: `conv`, then the epilogue as backends/paddle_epilogue.py writes it;
+    """A paddle.nn.Layer: `conv`, then the epilogue as backends/paddle/epilogue.py writes it;
     per-channel constants as its buffers (exported as initializers), residuals as inputs."""
     names = list(paddle_epilogue.residuals(case, constants))
 

@@ -6,7 +6,7 @@ tf.nn.bias_add), with the case's weights as graph constants in TF's filter layou
 data stay in the case layout: channels_first is passed as TF's NC* data_format (tf2onnx
 converts the graph without running it, so TF's CPU kernels' N*C-only limits do not
 apply). An epilogue follows in tf ops, as the `tensorflow` backend writes it
-(backends/tf_epilogue.py: constants made inside the trace, each residual a function argument,
+(backends/tensorflow/epilogue.py: constants made inside the trace, each residual a function argument,
 so a graph input of the model). `tf2onnx.convert.from_function` converts it in memory at its
 default opset (tf2onnx spells tf.nn.gelu with Erf, and its optimizer may fold the constant
 ops into the Conv); ONNX Runtime runs the model. Only tensorflow, tf2onnx, onnx and onnxruntime are imported in
@@ -26,13 +26,13 @@ from backends.base import Capabilities, Output, Rejected, first_line
 from backends.onnx.model import residual_arrays, residual_inputs
 from backends.onnx.onnxruntime_backend import OrtBase
 from backends.onnx.torch_onnx_ort import exported_by
-from backends.tensorflow_backend import TensorFlowBackend
-from backends.tf_epilogue import TF_EPILOGUE_OPS, Epilogue
-from backends.tf_util import NODE_PREFIX, TF_EXCLUDES, weight_transpose
+from backends.tensorflow.eager import TensorFlowBackend
+from backends.tensorflow.epilogue import TF_EPILOGUE_OPS, Epilogue
+from backends.tensorflow.util import NODE_PREFIX, TF_EXCLUDES, weight_transpose
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
 
-SOURCES = ("onnx/tf2onnx_ort.py", "tensorflow_backend.py", "tf_epilogue.py", "tf_util.py")  # what writes the function
+SOURCES = ("onnx/tf2onnx_ort.py", "tensorflow/eager.py", "tensorflow/epilogue.py", "tensorflow/util.py")  # what writes the function
 
 class Tf2OnnxOrtBackend(OrtBase):
     """tf.function of tf.nn conv ops -> tf2onnx.convert.from_function (default opset) -> onnxruntime."""

@@ -29,18 +29,18 @@ from typing import Any
 
 import numpy as np
 
-from backends import torch_epilogue
 from backends.artifacts import ArtifactCache, case_key, sources_digest
 from backends.base import Capabilities, Output, Rejected, first_line
 from backends.onnx import split
 from backends.onnx.onnxruntime_backend import OrtBase
-from backends.torch_backend import TORCH_TEMPLATE, invalid_padding_reason
-from backends.torch_module import conv_module, epilogue_lines, module_plan, side_by_side, to_tensor
+from backends.torch import epilogue as torch_epilogue
+from backends.torch.eager import TORCH_TEMPLATE, invalid_padding_reason
+from backends.torch.module import conv_module, epilogue_lines, module_plan, side_by_side, to_tensor
 from harness.model.case import EPILOGUE_OPS, Case
 from harness.numerics.inputs import Inputs
 
 # what writes the module (the split cuts a member's model out of a batched export: it writes it too)
-SOURCES = ("onnx/torch_onnx_ort.py", "torch_module.py", "torch_epilogue.py", "onnx/split.py")
+SOURCES = ("onnx/torch_onnx_ort.py", "torch/module.py", "torch/epilogue.py", "onnx/split.py")
 
 
 def converter_version() -> str:

@@ -17,7 +17,7 @@ import numpy as np
 from backends.base import Capabilities, Output
 from backends.testing.grad_mutants import GRAD_MUTANTS, mutate_gradients
 from backends.testing.quant_mutants import QUANT_MUTANTS, run_quant_mutant
-from backends.torch_backend import TorchBackend
+from backends.torch.eager import TorchBackend
 from harness.model.case import Case, Geometry, resolve_geometry
 from harness.numerics.epilogue import channel_shape, leading_fold, wrong_axis
 from harness.numerics.inputs import Inputs

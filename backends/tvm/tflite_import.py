@@ -10,7 +10,7 @@ with output_shape = full + output_padding, then a crop: both exact identities.
 Refusals are stated as the chain's own: 1-D/2-D TRANSPOSE_CONV has no dilation (the converter leaves
 a dilated Conv2DBackpropInput to TF Select; CONV_3D_TRANSPOSE has dilation), and a grouped 1-D/2-D
 transpose converts to a TRANSPOSE_CONV whose filter the importer refuses.
-The epilogue is part of the TF function (backends/tf_epilogue.py's tf ops, on the N*C result
+The epilogue is part of the TF function (backends/tensorflow/epilogue.py's tf ops, on the N*C result
 before any transpose back), so the converter folds and fuses it as it would a user's model;
 residuals are further inputs of the function, hence of the imported `main`.
 """
@@ -23,9 +23,9 @@ import numpy as np
 
 from backends.base import Capabilities, Output, Rejected, first_line
 from backends.digest import baked_arrays_digest
-from backends.litert import converter_message
-from backends.tf_epilogue import TF_EPILOGUE_OPS, Epilogue, residual_names
-from backends.tf_util import TF_EXCLUDES
+from backends.litert.interpreter import converter_message
+from backends.tensorflow.epilogue import TF_EPILOGUE_OPS, Epilogue, residual_names
+from backends.tensorflow.util import TF_EXCLUDES
 from backends.tvm.direct import TvmBase
 from backends.tvm.plan import SPATIAL, canonical_kernel_layout, relayout
 from harness.model.case import Case

@@ -29,8 +29,8 @@ import traceback
 from collections.abc import Sequence
 from typing import Any
 
-from backends import torch_epilogue
-from backends.torch_module import conv_module, side_by_side, to_tensor
+from backends.torch import epilogue as torch_epilogue
+from backends.torch.module import conv_module, side_by_side, to_tensor
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
 

@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from backends import torch_epilogue
 from backends.base import Capabilities, Output, Rejected, first_line
-from backends.torch_backend import invalid_padding_reason
-from backends.torch_module import conv_module, epilogue_lines, module_plan, to_tensor
+from backends.torch import epilogue as torch_epilogue
+from backends.torch.eager import invalid_padding_reason
+from backends.torch.module import conv_module, epilogue_lines, module_plan, to_tensor
 from backends.tvm.cache import array_digest
 from backends.tvm.direct import TvmBase
 from backends.tvm.torch_batch import Member, import_batch

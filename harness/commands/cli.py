@@ -9,7 +9,8 @@ import sys
 import zlib
 from pathlib import Path
 
-from backends.registry import REAL_BACKENDS, UnknownBackend, get_backend, installed_backends, parse_backends
+from backends.registry import UnknownBackend, get_backend, installed_backends, parse_backends, real_backends, registered
+from harness.commands import ownership
 from harness.commands.extract.command import add_parser as add_extract_parser
 from harness.commands.extract.command import cmd_extract
 from harness.commands.run_outputs import write_run_outputs
@@ -18,11 +19,11 @@ from harness.execution.progress import Progress
 from harness.execution.records import JsonlSink, Record
 from harness.execution.runner import Select, run_cases
 from harness.judge.drift import format_drift
-from harness.judge.known_issues import KnownIssues, load_known_issues
-from harness.judge.summary import exit_status, format_table
+from harness.judge.known_issues import KnownIssues, layered, load_known_issues, project_known_issues, shown
+from harness.judge.summary import exit_status, format_problems, format_table
 from harness.judge.verdict import Verdicts
 from harness.model.case import OUTPUTS, Case
-from harness.model.loader import NOT_CASE_FILES, case_files, known_issues_dir, load_cases
+from harness.model.loader import NOT_CASE_FILES, case_files, load_cases
 from harness.model.shard import case_macs, parse_shard, shard
 from harness.model.yamlmap import InputError
 
@@ -74,11 +75,29 @@ def compiled_sample(cases: list[Case], backends: list[str], n: int) -> tuple[Sel
     return (lambda backend, case: backend not in names or in_sample(case, n)), sampled
 
 
-def known_issues_for(paths: list[str]) -> KnownIssues:
-    """The known_issues.yaml nearest at or above the first case file (cases/ by default)."""
-    files = case_files(paths)
-    where = files[0].parent if files else Path(DEFAULT_CASES)
-    return load_known_issues(known_issues_dir(where) / "known_issues.yaml")
+def known_issues_for(paths: list[str], user_files: list[str] | None = None,
+                     backends: list[str] | None = None) -> KnownIssues:
+    """The run's known issues (harness.judge.known_issues.layered): the user's --known-issues files, those the
+    backends' adapters ship, the known_issues.yaml nearest above the case files, and convdiff's own, which
+    applies wherever the cases are."""
+    dirs = list(dict.fromkeys(f.parent for f in case_files(paths))) or [Path(DEFAULT_CASES)]
+    return layered(user_files or [], dirs, [get_backend(b).known_issues_path() for b in backends or []])
+
+
+def stale_entries(known: KnownIssues, paths: list[str], all_cases: list[Case]) -> list[str]:
+    """Entries of each file that match no case, judged only against a whole case directory (never a hand-picked
+    subset); convdiff's own entries only when the run covers its whole corpus."""
+    if not all(Path(p).is_dir() for p in paths):
+        return []
+    project = project_known_issues()
+    covered = {Path(p).resolve() for p in paths}
+    out = []
+    for source in known.sources:
+        if project is not None and Path(source).resolve() == project.resolve() and project.parent not in covered:
+            continue
+        mine = KnownIssues([e for e in known.entries if e.source == source])
+        out += [e.id for e in mine.stale(all_cases, real_backends())]
+    return out
 
 
 def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
@@ -93,11 +112,11 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
         except ValueError as exc:
             raise UsageError(str(exc)) from None
     os.environ["CONVDIFF_TF32"] = args.tf32  # read by the CUDA paths of torch and TensorFlow workers
-    known = known_issues_for(paths)
     try:
         backends = parse_backends(args.backends) if args.backends else installed_backends()
     except UnknownBackend as exc:
         raise UsageError(str(exc)) from None
+    known = known_issues_for(paths, args.known_issues, backends)
     targets = resolve_targets(backends, args.device)
     if not targets:
         raise UsageError(f"no backend can run on device '{args.device}'")
@@ -125,16 +144,18 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
         progress.close()
     for target, reason in info.skipped.items():
         print(f"skipped {target}: {reason}", file=sys.stderr)
-    # Staleness is judged against a whole case directory, never a hand-picked subset.
-    whole = all(Path(p).is_dir() for p in paths)
-    stale = [e.id for e in known.stale(all_cases, list(REAL_BACKENDS))] if whole else []
-    summary = write_run_outputs(out, records, info, argv, known, stale)
+    named = backends if args.backends else []
+    summary = write_run_outputs(out, records, info, argv, known, stale_entries(known, paths, all_cases), named=named)
     print(format_table(summary))
     if summary["drift"]:
         print("\nnormalized error e = max |err| / (u * scale) by kernel size (theory: e <= 4*sqrt(K)):")
         print(format_drift(summary["drift"]))
     for entry_id in summary["stale_known_issues"]:
-        print(f"warning: known issue '{entry_id}' matches no case of the corpus", file=sys.stderr)
+        where = shown(summary["known_issues"].get(entry_id, ["", "", "?"])[2])
+        print(f"warning: known issue '{entry_id}' ({where}) matches no case of the corpus", file=sys.stderr)
+    problems = format_problems(summary)
+    if problems:
+        print(problems)
     return exit_status(summary)
 
 
@@ -151,7 +172,7 @@ def cmd_validate(args: argparse.Namespace, argv: list[str]) -> int:
     for known in sorted(k for k in known_files if k.name in NOT_CASE_FILES and k.exists()):
         issues = load_known_issues(known)
         print(f"{known}: {len(issues.entries)} known issues")
-        for e in issues.stale(cases, list(REAL_BACKENDS)):
+        for e in issues.stale(cases, real_backends()):
             print(f"warning: known issue '{e.id}' matches no case given", file=sys.stderr)
     print(f"ok: {total} cases")
     return 0
@@ -177,7 +198,7 @@ def positive_int(text: str, expected: str = "a whole number") -> int:
 def cmd_backends(args: argparse.Namespace, argv: list[str]) -> int:
     from harness.execution.pool import Worker
 
-    names = parse_backends(args.backends) if args.backends else list(REAL_BACKENDS)
+    names = parse_backends(args.backends) if args.backends else real_backends()
     if args.probe:
         from harness.commands.probe.cells import probe_command
 
@@ -188,22 +209,28 @@ def cmd_backends(args: argparse.Namespace, argv: list[str]) -> int:
         print(capability_table(names))
         return 0
     print(describe_host())
+    regs = registered()
+    broken = 0
     for name in names:
         backend = get_backend(name)
+        reg = regs.get(name)
+        source = f"{reg.source} {reg.source_version}".strip() if reg else "convdiff (test-only)"
         reason = backend.unavailable_reason()
         if reason:
-            print(f"{name:<30} unavailable: {reason}")
+            print(f"{name:<30} {'-':<16} [{source}] unavailable: {reason}")
             continue
         line, version = [], backend.version()
         for device in backend.capabilities.devices:
             w = Worker(name, device)
             ok = w.ready()
+            broken += w.broken
             facts = ", ".join(f"{k}={v}" for k, v in w.host.items())
-            line.append(f"{device}: {'yes' if ok else w.reason}{f' ({facts})' if ok and facts else ''}")
+            state = "yes" if ok else f"BROKEN: {w.reason}" if w.broken else w.reason
+            line.append(f"{device}: {state}{f' ({facts})' if ok and facts else ''}")
             version = w.version if ok else version
             w.stop()
-        print(f"{name:<30} {version:<16} " + "; ".join(line))
-    return 0
+        print(f"{name:<30} {version:<16} [{source}] " + "; ".join(line))
+    return 1 if broken else 0
 
 
 def cmd_report(args: argparse.Namespace, argv: list[str]) -> int:
@@ -217,12 +244,18 @@ def cmd_report(args: argparse.Namespace, argv: list[str]) -> int:
 
 
 def cmd_repro(args: argparse.Namespace, argv: list[str]) -> int:
-    from reports.repro import ReproUnavailable, find_record, script_for
+    from reports.repro.script import ReproUnavailable, find_record, script_for
 
-    get_backend(args.backend)  # unknown names are usage errors
+    args.backend = parse_backends(args.backend)[0]  # unknown names are usage errors; module:Class registers
     try:
         rec = find_record(args.case_id, args.backend, args.device, args.cases or [DEFAULT_CASES], args.results,
                           args.output)
+        if args.issue:  # the text around the script, which runs here (harness/commands/upstream_build.py)
+            from harness.commands.upstream_build import repro_issue
+            from reports.upstream import render
+
+            print(render(repro_issue(rec, timeout=300.0)), end="")
+            return 0
         script = script_for(rec)
     except ReproUnavailable as exc:
         raise UsageError(str(exc)) from None
@@ -235,7 +268,8 @@ def cmd_repro(args: argparse.Namespace, argv: list[str]) -> int:
 def cmd_selftest(args: argparse.Namespace, argv: list[str]) -> int:
     from harness.commands.selftest import format_selftest, run_selftest
 
-    result = run_selftest(args.cases or [DEFAULT_CASES], timeout=args.timeout, jobs=args.jobs)
+    references = parse_backends(args.backends) if args.backends else None
+    result = run_selftest(args.cases or [DEFAULT_CASES], timeout=args.timeout, jobs=args.jobs, references=references)
     print(format_selftest(result))
     return 0 if result.ok else 1
 
@@ -243,7 +277,7 @@ def cmd_selftest(args: argparse.Namespace, argv: list[str]) -> int:
 def cmd_minimize(args: argparse.Namespace, argv: list[str]) -> int:
     from harness.commands.minimize import MinimizeError, case_size, find_case, minimize, write_outputs
 
-    get_backend(args.backend)  # unknown names are usage errors
+    args.backend = parse_backends(args.backend)[0]  # unknown names are usage errors; module:Class registers
     try:
         case = find_case(args.case_id, args.cases or [DEFAULT_CASES])
         result = minimize(case, args.backend, args.device, timeout=args.timeout, output=args.output)
@@ -262,7 +296,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run cases on backends and write results, summary and reports")
     run.add_argument("cases", nargs="*", help="case files or directories (default: cases/)")
-    run.add_argument("--backends", help="comma-separated backend names (default: every installed framework)")
+    run.add_argument("--backends", help="comma-separated backend names, module:Class or name=module:Class "
+                     "(default: every installed backend)")
+    run.add_argument("--known-issues", action="append", default=[], metavar="FILE",
+                     help="a known-issues file of your own (repeatable), matched before convdiff's own")
     run.add_argument("--device", choices=(*DEVICES, "all"), default="cpu")
     run.add_argument("--tier", choices=("smoke", "full"), default="full")
     run.add_argument("--out", default="reports/out", help="output directory (default: reports/out)")
@@ -279,7 +316,7 @@ def build_parser() -> argparse.ArgumentParser:
     val = sub.add_parser("validate", help="check case files only")
     val.add_argument("paths", nargs="+")
     be = sub.add_parser("backends", help="list backends, versions, devices, and why one is unavailable")
-    be.add_argument("--backends", help="only these backends")
+    be.add_argument("--backends", help="only these backends (names, module:Class or name=module:Class)")
     be.add_argument("--capabilities", action="store_true", help="print what each adapter supports natively")
     be.add_argument("--probe", action="store_true",
                     help="measure it: one tiny case per capability cell (cached per framework version)")
@@ -290,18 +327,22 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--baseline", help="an earlier summary.json (or its directory): mark findings new / still present / gone")
     rp = sub.add_parser("repro", help="print a standalone script (NumPy + the framework) reproducing one result")
     rp.add_argument("case_id", help="case id, or FILE::ID when ids repeat across files")
-    rp.add_argument("--backend", required=True)
+    rp.add_argument("--backend", required=True, help="a backend name, module:Class or name=module:Class")
     rp.add_argument("--device", choices=DEVICES, default="cpu")
     rp.add_argument("--cases", nargs="*", help="case files or directories (default: cases/)")
     rp.add_argument("--results", help="take the result from this results.jsonl instead of running the case")
     rp.add_argument("--output", choices=OUTPUTS, default="out", help="which result: out (forward) or a gradient")
+    rp.add_argument("--issue", action="store_true", help="print an upstream issue text instead: title, environment, "
+                    "the script, its output on this host, expected vs actual")
     st = sub.add_parser("selftest", help="run every mutant:* backend over the smoke tier: is each bug class caught and named?")
     st.add_argument("cases", nargs="*", help="case files or directories (default: cases/)")
+    st.add_argument("--backends", help="the backends that must be clean beside the mutants (default: torch); "
+                    "names or module:Class")
     st.add_argument("--jobs", type=jobs_arg, default=1, help="parallel lanes, each with its own warm workers, or 'auto'")
     st.add_argument("--timeout", type=float, default=120.0, help="seconds a single case may take")
     mz = sub.add_parser("minimize", help="shrink a failing case while its status and diagnosis persist")
     mz.add_argument("case_id", help="case id, or FILE::ID when ids repeat across files")
-    mz.add_argument("--backend", required=True)
+    mz.add_argument("--backend", required=True, help="a backend name, module:Class or name=module:Class")
     mz.add_argument("--device", choices=DEVICES, default="cpu")
     mz.add_argument("--cases", nargs="*", help="case files or directories (default: cases/)")
     mz.add_argument("--out", default="reports/out/minimized", help="output directory (default: reports/out/minimized)")
@@ -309,9 +350,11 @@ def build_parser() -> argparse.ArgumentParser:
     mz.add_argument("--output", choices=OUTPUTS, default="out", help="the result to keep failing: out or a gradient")
     sub.add_parser("schema", help="print the JSON Schema of a case file (cases/case.schema.json)")
     from harness.commands.fuzz.campaign import add_parser as add_fuzz_parser
+    from harness.commands.upstream import add_parser as add_upstream_parser
 
     add_fuzz_parser(sub)
     add_extract_parser(sub)
+    add_upstream_parser(sub)
     return p
 
 
@@ -324,6 +367,12 @@ def cmd_fuzz(args: argparse.Namespace, argv: list[str]) -> int:
         raise UsageError(str(exc)) from None
 
 
+def cmd_upstream(args: argparse.Namespace, argv: list[str]) -> int:
+    from harness.commands.upstream import cmd_upstream as upstream
+
+    return upstream(args, argv)
+
+
 def cmd_schema(args: argparse.Namespace, argv: list[str]) -> int:
     from harness.model.case_schema import schema_text
 
@@ -333,18 +382,19 @@ def cmd_schema(args: argparse.Namespace, argv: list[str]) -> int:
 
 COMMANDS = {"run": cmd_run, "validate": cmd_validate, "backends": cmd_backends, "report": cmd_report,
             "repro": cmd_repro, "selftest": cmd_selftest, "minimize": cmd_minimize, "fuzz": cmd_fuzz,
-            "schema": cmd_schema, "extract": cmd_extract}
+            "schema": cmd_schema, "extract": cmd_extract, "upstream": cmd_upstream}
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser().parse_args(argv)
     try:
+        ownership.check()
         return COMMANDS[args.command](args, argv)
     except InputError as exc:
         print(str(exc), file=sys.stderr)
         return 2
-    except (UsageError, UnknownBackend) as exc:
+    except (UsageError, UnknownBackend, ownership.OwnershipError) as exc:
         print(f"convdiff: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

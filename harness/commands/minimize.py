@@ -261,7 +261,7 @@ def write_outputs(result: Minimized, out_dir: Path) -> list[Path]:
     written = [out_dir / f"{name}.yaml"]
     written[0].write_text(case_yaml(result), encoding="utf-8")
     try:
-        from reports.repro import ReproUnavailable, script_for
+        from reports.repro.script import ReproUnavailable, script_for
     except ImportError:
         return written
     try:

@@ -1,14 +1,14 @@
-"""pytest plugin: cases/*.yaml become one test item per case x backend x device.
+"""pytest plugin: convdiff case files become one test item per case x backend x device (plugin_items.py).
 
-Items run through the same warm, isolated workers as `convdiff run`. Known issues
-are xfail (non-strict: a pass shows as XPASS, "fixed upstream?"); a different
-failing status than the one known still fails.
+A guest in other projects' pytest runs: installing convdiff changes nothing there. Every option is
+namespaced (`--convdiff-...`), and YAML files are collected only from the directories a project declares
+(ini `convdiff_cases`, or `--convdiff-cases`) or from files whose first line says `# convdiff: cases`;
+until one of those asks for convdiff, the plugin starts nothing (no workers, no shared xdist templates).
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 from collections import OrderedDict
 from pathlib import Path
@@ -16,17 +16,16 @@ from typing import Any
 
 import pytest
 
-from backends.registry import UnknownBackend, get_backend, installed_backends, parse_backends
-from harness.commands import smoke_select
-from harness.execution.host import cpu_facts, merged
+from backends.registry import UnknownBackend, get_backend, installed_backends, parse_backends, real_backends
+from harness.commands import ownership, smoke_select
+from harness.commands.plugin_items import FACTORY, STATE, CaseFile, CaseItem, state_of
 from harness.execution.pool import Worker, stop_all
 from harness.execution.prefetch import nbytes
 from harness.execution.runner import gradient_oracle_for, oracle_for
 from harness.execution.warm_pool import POOL, release
-from harness.judge.known_issues import KnownIssue, KnownIssues, load_known_issues
-from harness.judge.verdict import judge, judge_case
+from harness.judge.known_issues import KnownIssues, layered, shown
 from harness.model.case import Case
-from harness.model.loader import NOT_CASE_FILES, known_issues_dir, load_file
+from harness.model.loader import NOT_CASE_FILES
 from harness.model.yamlmap import InputError
 from harness.numerics.inputs import make_inputs
 
@@ -34,21 +33,39 @@ ORACLE_CACHE = 8  # worker answers: the items of one case run back to back, a fe
 # inputs and oracles: make test runs items grouped by target, so a case comes back once per target; the
 # smoke tier's all fit (73 cases, < 1 MB), a full tier's are kept as far as this many bytes of arrays
 ORACLE_CACHE_BYTES = 256 << 20
+MARKER = "# convdiff: cases"  # a YAML file whose first line is this is collected wherever it is
+OPTIONS = ("convdiff_backends", "convdiff_cases", "convdiff_known_issues", "convdiff_gradients")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    g = parser.getgroup("convdiff")
-    g.addoption("--backends", default=None, help="comma-separated convdiff backends (default: installed frameworks)")
-    g.addoption("--device", default="cpu", choices=("cpu", "cuda", "all"), help="convdiff device(s)")
-    g.addoption("--tier", default="full", choices=("smoke", "full"), help="smoke: smoke cases only")
+    g = parser.getgroup("convdiff", "convdiff (differential conformance of convolutions)")
+    g.addoption("--convdiff-backends", default=None,
+                help="comma-separated backends: names, module:Class or name=module:Class (default: every installed one)")
+    g.addoption("--convdiff-device", default="cpu", choices=("cpu", "cuda", "all"), help="device(s) to run on")
+    g.addoption("--convdiff-tier", default="full", choices=("smoke", "full"), help="smoke: the smoke cases only")
     g.addoption("--convdiff-timeout", type=float, default=120.0, help="seconds one case may take")
-    g.addoption("--gradients", action="store_true", help="also judge every case's gradients (as if gradients: true)")
-    g.addoption("--compiled-smoke", default="cover", choices=smoke_select.CHOICES,
+    g.addoption("--convdiff-gradients", action="store_true",
+                help="also judge every case's gradients (as if gradients: true)")
+    g.addoption("--convdiff-compiled-smoke", default="cover", choices=smoke_select.CHOICES,
                 help="smoke tier on the backends that build a model per case: its cover and known issues, or all")
+    g.addoption("--convdiff-known-issues", action="append", default=[], metavar="FILE",
+                help="a known-issues file of your own (repeatable), matched before convdiff's own")
+    g.addoption("--convdiff-cases", action="append", default=[], metavar="DIR",
+                help="collect convdiff case files (*.yaml) under this directory (as ini convdiff_cases does)")
+    parser.addini("convdiff_cases", type="paths", default=[],
+                  help="directories whose *.yaml files are convdiff cases (relative to the ini file)")
 
 
-class ExpectedDivergence(AssertionError):
-    """Raised when a result has exactly the status its known issue predicts."""
+def declared(config: pytest.Config) -> list[Path]:
+    """The directories the project declares for convdiff cases: ini `convdiff_cases` and --convdiff-cases."""
+    dirs = [Path(p) for p in config.getini("convdiff_cases")]
+    dirs += [Path(config.invocation_params.dir, p) for p in config.getoption("convdiff_cases")]
+    return [d.resolve() for d in dirs]
+
+
+def wanted(config: pytest.Config) -> bool:
+    """Whether this run asked for convdiff at all (a declared directory or a convdiff option)."""
+    return bool(declared(config)) or any(config.getoption(o) for o in OPTIONS)
 
 
 class ConvdiffState:
@@ -56,17 +73,19 @@ class ConvdiffState:
 
     def __init__(self, config: pytest.Config) -> None:
         try:
-            self.backends = parse_backends(config.getoption("backends")) if config.getoption("backends") else installed_backends()
+            names = config.getoption("convdiff_backends")
+            self.backends = parse_backends(names) if names else installed_backends()
         except UnknownBackend as exc:
             raise pytest.UsageError(str(exc)) from None
-        device = config.getoption("device")
+        device = config.getoption("convdiff_device")
         self.devices = ("cpu", "cuda") if device == "all" else (device,)
-        self.tier = config.getoption("tier")
+        self.tier = config.getoption("convdiff_tier")
         self.timeout = config.getoption("convdiff_timeout")
+        self.user_known = list(config.getoption("convdiff_known_issues"))
         self.workers: dict[str, Worker] = {}
         self.oracles: OrderedDict[str, Any] = OrderedDict()
         self.oracle_bytes = 0
-        self.gradients = bool(config.getoption("gradients"))
+        self.gradients = bool(config.getoption("convdiff_gradients"))
         # a gradient case's items (out, grad_*) share one worker answer and one gradient oracle
         self.answers: OrderedDict[tuple[str, str, str], Any] = OrderedDict()
         self.grad_oracles: OrderedDict[str, Any] = OrderedDict()
@@ -79,6 +98,7 @@ class ConvdiffState:
         # leaves `--dist loadgroup` as option.loadgroup (xdist/remote.py setup_config).
         self.grouped = (config.getoption("dist", None) == "loadgroup"
                         or bool(getattr(config.option, "loadgroup", False)))
+        POOL.enabled = True  # test modules and case items share warm workers (harness/execution/pool.py)
 
     def unavailable(self, backend: str) -> str | None:
         """The backend's unavailable_reason, asked once per process (a find_spec per module: ~0.3 ms each,
@@ -88,9 +108,13 @@ class ConvdiffState:
         return self.reasons[backend]
 
     def known_for(self, d: Path) -> KnownIssues:
-        """The known_issues.yaml of a case directory, loaded once."""
+        """The known issues of a case directory (the user's files, its own known_issues.yaml, convdiff's), once."""
         if d not in self.known:
-            self.known[d] = load_known_issues(d / "known_issues.yaml")
+            try:
+                shipped = [get_backend(b).known_issues_path() for b in self.backends]
+                self.known[d] = layered(self.user_known, [d], shipped)
+            except InputError as exc:
+                raise pytest.UsageError(str(exc)) from None
         return self.known[d]
 
     def worker(self, backend: str, device: str) -> Worker:
@@ -161,15 +185,41 @@ class ConvdiffState:
                 self.grad_oracles.popitem(last=False)
         return self.grad_oracles[key]
 
+    def stale_lines(self) -> list[str]:
+        """Known issues that match no collected case, per file: a directory's own file against that
+        directory's cases, convdiff's own only against its whole corpus, the user's files against all."""
+        everything = [c for cases in self.collected.values() for c in cases]
+        lines = []
+        for directory, cases in self.collected.items():
+            for source in self.known_for(directory).sources:
+                own = Path(source).resolve() == (directory / "known_issues.yaml").resolve()
+                if not own or source in self.user_known:
+                    continue
+                mine = KnownIssues([e for e in self.known_for(directory).entries if e.source == source])
+                lines += [f"warning: known issue '{e.id}' ({shown(source)}) matches no case in {directory}"
+                          for e in mine.stale(cases, real_backends())]
+        for source in self.user_known:
+            mine = KnownIssues([e for e in layered([source], []).entries if e.source == source])
+            lines += [f"warning: known issue '{e.id}' ({shown(source)}) matches no collected case"
+                      for e in mine.stale(everything, real_backends())]
+        return lines
+
     def close(self) -> None:
         stop_all(list(self.workers.values()))
         POOL.close()
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.stash[STATE] = ConvdiffState(config)
     REPORTED.clear()
-    POOL.enabled = True  # test modules and case items share warm workers (harness/execution/pool.py)
+    config.stash[FACTORY] = ConvdiffState
+    config.stash[DECLARED] = declared(config)
+    if not wanted(config):
+        return  # a foreign project's run: nothing starts until a marked case file is collected
+    try:
+        ownership.check()
+    except ownership.OwnershipError as exc:
+        raise pytest.UsageError(f"convdiff: {exc}") from None
+    state_of(config)
     from harness.execution import shared  # an xdist session's processes share their zygotes
 
     if getattr(config, "workerinput", None) is not None:
@@ -180,21 +230,39 @@ def pytest_configure(config: pytest.Config) -> None:
             config.stash[SHARED] = shared.start_session()
 
 
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    """A *.yaml under a declared directory (cases/models/, cases/found/ included), or one with the marker."""
+    if file_path.suffix != ".yaml" or file_path.name in NOT_CASE_FILES:
+        return None
+    here = file_path.resolve()
+    if any(here.is_relative_to(d) for d in parent.config.stash.get(DECLARED, [])) or _marked(file_path):
+        return CaseFile.from_parent(parent, path=file_path)
+    return None
+
+
+def _marked(path: Path) -> bool:
+    try:
+        with path.open(encoding="utf-8") as f:
+            return f.readline().strip() == MARKER
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     """The smoke tier on the backends that build a model per case: its cover (harness/commands/smoke_select.py).
     Then, under `--dist loadgroup` (make test) xdist hands each process whole groups, in the order of their
     first items: hand it the largest first, so that the last ones to finish are small. Each target's case
     items are one group (torch-inductor's smoke tier, a C++ compile per graph, is the longest of all), those
     that build a model per case ahead of the rest; then the tests as collected. `state.grouped`, not `dist`:
-    xdist's worker processes, which collect and order, see `dist` as "no" (the README: ordering)."""
-    state = config.stash.get(STATE, None)
-    if state is None:
+    xdist's worker processes, which collect and order, see `dist` as "no"."""
+    st = config.stash.get(STATE, None)
+    if st is None:
         return
-    if smoke_select.wanted(config.getoption("compiled_smoke"), state.tier):
+    if smoke_select.wanted(config.getoption("convdiff_compiled_smoke"), st.tier):
         items[:], dropped = smoke_select.split(items, builds_per_case)
         if dropped:
             config.hook.pytest_deselected(items=dropped)
-    if not state.grouped:
+    if not st.grouped:
         return
 
     def rank(item: pytest.Item) -> int:
@@ -210,23 +278,20 @@ def builds_per_case(backend: str) -> bool:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    state = session.config.stash.get(STATE, None)
-    if state is not None:
-        state.plan(session.items)
+    st = session.config.stash.get(STATE, None)
+    if st is not None:
+        st.plan(session.items)
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
-    """Warn about known issues that match no case of the corpus (typo or removed case)."""
-    state = config.stash.get(STATE, None)
-    if state is None:
+    """Warn about known issues that match no case (typo or removed case), per file."""
+    st = config.stash.get(STATE, None)
+    if st is None or not st.collected:
         return
-    if smoke_select.wanted(config.getoption("compiled_smoke"), state.tier):
+    if smoke_select.wanted(config.getoption("convdiff_compiled_smoke"), st.tier):
         terminalreporter.write_line(smoke_select.NOTE)
-    from backends.registry import REAL_BACKENDS
-
-    for directory, cases in state.collected.items():
-        for entry in state.known_for(directory).stale(cases, list(REAL_BACKENDS)):
-            terminalreporter.write_line(f"warning: known issue '{entry.id}' matches no case in {directory}", yellow=True)
+    for line in st.stale_lines():
+        terminalreporter.write_line(line, yellow=True)
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
@@ -241,8 +306,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     once, 2026-11-27: a make test, then ordering the test modules with a shared fixture first, reported 9
     items fewer than it collected, and passed; a rerun of that code ran all. Cause unknown; not silent now.)"""
     config = session.config
-    if (getattr(config, "workerinput", None) is not None or not config.getoption("numprocesses", None)
-            or config.option.collectonly):
+    if (config.stash.get(STATE, None) is None or getattr(config, "workerinput", None) is not None
+            or not config.getoption("numprocesses", None) or config.option.collectonly):
         return
     collected = session.testscollected
     if collected and len(REPORTED) < collected and not session.shouldstop and exitstatus in (0, 1):
@@ -258,9 +323,9 @@ REPORTED: set[str] = set()  # node ids of the items that reported (the xdist con
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    state = config.stash.get(STATE, None)
-    if state is not None:
-        state.close()
+    st = config.stash.get(STATE, None)
+    if st is not None:
+        st.close()
     path = config.stash.get(SHARED, None)
     if path is not None:
         from harness.execution import shared
@@ -268,132 +333,5 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         shared.end_session(path)
 
 
-STATE = pytest.StashKey[ConvdiffState]()
 SHARED = pytest.StashKey[Path]()
-
-
-def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    # cases/*.yaml and their subdirectories (cases/models/, cases/found/)
-    in_cases = "cases" in file_path.parent.parts[-2:]
-    if file_path.suffix == ".yaml" and in_cases and file_path.name not in NOT_CASE_FILES:
-        return CaseFile.from_parent(parent, path=file_path)
-    return None
-
-
-class CaseFile(pytest.File):
-    def collect(self):
-        state = self.config.stash[STATE]
-        cases = load_file(self.path)
-        where = known_issues_dir(self.path.parent)  # cases/models/ uses cases/known_issues.yaml
-        known = state.known_for(where)
-        state.collected.setdefault(where, []).extend(cases)
-        for case in cases:
-            if state.tier == "smoke" and case.tier != "smoke":
-                continue
-            if state.gradients and not case.gradients:
-                case = dataclasses.replace(case, gradients=True)
-            for backend in state.backends:
-                adapter = get_backend(backend)
-                for device in state.devices:
-                    if device not in adapter.capabilities.devices:
-                        continue
-                    for output in ("out", *case.gradient_outputs):
-                        suffix = "" if output == "out" else f"-{output}"  # forward ids stay as they were
-                        item = CaseItem.from_parent(self, name=f"{case.id}[{backend}-{device}{suffix}]",
-                                                    case=case, backend=backend, device=device, output=output)
-                        # under `--dist loadgroup` (make test) one xdist process runs all of a
-                        # target's items: its framework is imported once and its builds batch whole
-                        item.add_marker(pytest.mark.xdist_group(f"{backend}-{device}"))
-                        reason = state.unavailable(backend)
-                        if reason:
-                            item.add_marker(pytest.mark.skip(reason=reason))
-                        item.known = known.candidates(case, backend, device, output)
-                        item.forward_known = known.candidates(case, backend, device) if output != "out" else []
-                        if item.known and not any(e.host for e in item.known):
-                            item.expect(item.known[0])
-                        yield item
-
-    def repr_failure(self, excinfo, style=None):
-        if isinstance(excinfo.value, InputError):
-            return str(excinfo.value)
-        return super().repr_failure(excinfo, style)
-
-
-class CaseItem(pytest.Item):
-    def __init__(self, *, case: Case, backend: str, device: str, output: str = "out", **kw: Any) -> None:
-        super().__init__(**kw)
-        self.case, self.backend, self.device, self.output = case, backend, device, output
-        self.forward_known: list[KnownIssue] = []  # a gradient item whose forward failed takes these
-        self.known_status: list[str] = []
-        self.known: list[KnownIssue] = []  # entries matching on some host; `host:` ones decided at run time
-        self.record = None
-
-    def expect(self, entry: KnownIssue) -> None:
-        self.add_marker(pytest.mark.xfail(reason=f"{entry.id}: {entry.reason} ({entry.link})",
-                                          raises=ExpectedDivergence, strict=False))
-        self.known_status = entry.status
-
-    def runtest(self) -> None:
-        state = self.config.stash[STATE]
-        try:
-            self._run(state)
-        finally:
-            state.done(self.backend, self.device)
-
-    def _run(self, state: ConvdiffState) -> None:
-        worker = state.worker(self.backend, self.device)
-        if worker.reason:
-            pytest.skip(f"{self.backend}-{self.device}: {worker.reason}")
-        if any(e.host for e in self.known):
-            # Host-dependent entries: the worker's live facts decide. pytest reads xfail marks
-            # added during the call when none was there at setup.
-            facts = merged(cpu_facts(), worker.host)
-            entry = next((e for e in self.known if e.host_matches(facts)), None)
-            if entry is not None:
-                self.expect(entry)
-        inputs, oracle = state.oracle(self.case)
-        payload = state.answer(self.case, worker, inputs) if self.case.gradient_outputs else None
-        if payload is None:
-            worker.submit(self.case, inputs)
-            payload = worker.collect(state.timeout)
-        if self.output == "out":
-            rec = judge(self.case, self.backend, worker, payload, oracle, None, inputs)
-        else:
-            recs = judge_case(self.case, self.backend, worker, payload, oracle, None, inputs,
-                              state.grad_oracle(self.case, inputs))
-            rec = next(r for r in recs if r.output == self.output)
-            sub = (payload.get("grads") or {}).get(self.output) or {"inherited": True}
-            if sub.get("inherited") and not self.known_status and self.forward_known:
-                facts = merged(cpu_facts(), worker.host)
-                entry = next((e for e in self.forward_known if e.host_matches(facts)), None)
-                if entry is not None:
-                    self.expect(entry)  # the backward pass never ran: the forward's known issue stands
-        self.record = rec
-        if rec.status == "unsupported":
-            pytest.skip(f"unsupported: {rec.message}")
-        if rec.status != "pass":
-            known_status = self.known_status
-            if rec.status == "mismatch" and any(e.max_rel_err is not None for e in self.known):
-                # as the run's judge: the first entry that explains an error this large decides
-                facts = merged(cpu_facts(), worker.host)
-                entry = next((e for e in self.known if e.host_matches(facts) and e.explains(rec.error_size)), None)
-                known_status = entry.status if entry is not None else []
-            cls = ExpectedDivergence if rec.status in known_status else AssertionError
-            raise cls(rec.status)
-
-    def repr_failure(self, excinfo, style=None):
-        rec = self.record
-        if rec is None or not isinstance(excinfo.value, AssertionError):
-            return super().repr_failure(excinfo, style)
-        lines = [f"{rec.status}: {rec.message}"]
-        if rec.bound_ratio is not None:
-            lines.append(f"max |err| {rec.max_abs_err:.3g}, bound ratio {rec.bound_ratio:.3g}")
-        lines += ["call:", *("    " + ln for ln in rec.translation.splitlines()),
-                  f"case: {self.case.file}:{self.case.line}  seed {self.case.seed}",
-                  f"repro: convdiff repro '{Path(self.case.file).name}::{self.case.id}' --backend {self.backend} --device {self.device}"
-                  + (f" --output {self.output}" if self.output != "out" else "")]
-        return "\n".join(lines)
-
-    def reportinfo(self):
-        what = "" if self.output == "out" else f" ({self.output})"
-        return self.path, self.case.line - 1, f"{self.case.id} on {self.backend}-{self.device}{what}"
+DECLARED = pytest.StashKey[list[Path]]()

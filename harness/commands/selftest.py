@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
+from backends.registry import get_backend
 from backends.testing.mutants import MUTANTS
 from harness.execution.records import Record
 from harness.execution.runner import run_cases
-from harness.judge.known_issues import load_known_issues
+from harness.judge.known_issues import layered
 from harness.judge.verdict import Verdicts
 from harness.model.case import Case
 from harness.model.loader import case_files, load_cases
@@ -51,7 +51,8 @@ class MutantScore:
 class SelftestResult:
     scores: list[MutantScore]
     reference_failures: list[Record]
-    skipped: dict[str, str]
+    skipped: dict[str, str]  # targets that did not run: each makes the selftest fail
+    references: list[str] = field(default_factory=lambda: [REFERENCE])
 
     @property
     def ok(self) -> bool:
@@ -62,10 +63,11 @@ def smoke_cases(paths: Sequence[str]) -> list[Case]:
     return [c for c in load_cases(paths) if c.tier == "smoke"]
 
 
-def score(records: Sequence[Record], bugs: Sequence[str] = MUTANTS) -> tuple[list[MutantScore], list[Record]]:
-    """Per-mutant scores, and the reference (torch) results that are not clean."""
+def score(records: Sequence[Record], references: Sequence[str] = (REFERENCE,),
+          bugs: Sequence[str] = MUTANTS) -> tuple[list[MutantScore], list[Record]]:
+    """Per-mutant scores, and the reference backends' results that are not clean."""
     scores = {b: MutantScore(b) for b in bugs}
-    reference_failures = [r for r in records if r.backend == REFERENCE and r.unexpected]
+    reference_failures = [r for r in records if r.backend in references and r.unexpected]
     for r in records:
         s = scores.get(r.backend.removeprefix("mutant:")) if r.backend.startswith("mutant:") else None
         if s is None:
@@ -78,16 +80,19 @@ def score(records: Sequence[Record], bugs: Sequence[str] = MUTANTS) -> tuple[lis
     return list(scores.values()), reference_failures
 
 
-def run_selftest(paths: Sequence[str] = ("cases",), timeout: float = 60.0, jobs: int = 1) -> SelftestResult:
-    """All mutants and torch over the smoke tier, in one run_cases call (shared warm workers)."""
+def run_selftest(paths: Sequence[str] = ("cases",), timeout: float = 60.0, jobs: int = 1,
+                 references: Sequence[str] | None = None) -> SelftestResult:
+    """All mutants and the reference backends (torch by default; a plugin's adapter proves itself clean the
+    same way) over the smoke tier, in one run_cases call (shared warm workers)."""
     cases = smoke_cases(paths)
     files = case_files(paths)
-    known = load_known_issues((files[0].parent if files else Path("cases")) / "known_issues.yaml")
-    targets = [(REFERENCE, "cpu"), *((f"mutant:{b}", "cpu") for b in MUTANTS)]
+    refs = list(references or [REFERENCE])
+    known = layered([], list(dict.fromkeys(f.parent for f in files)), [get_backend(r).known_issues_path() for r in refs])
+    targets = [*((r, "cpu") for r in refs), *((f"mutant:{b}", "cpu") for b in MUTANTS)]
     records: list[Record] = []
     info = run_cases(cases, targets, records.append, Verdicts(known), timeout=timeout, jobs=jobs)
-    scores, reference_failures = score(records)
-    return SelftestResult(scores, reference_failures, dict(info.skipped))
+    scores, reference_failures = score(records, refs)
+    return SelftestResult(scores, reference_failures, {**info.skipped, **info.broken}, refs)
 
 
 def format_selftest(result: SelftestResult) -> str:
@@ -103,9 +108,11 @@ def format_selftest(result: SelftestResult) -> str:
     lines.insert(1, "  ".join("-" * w for w in widths))
     failures = result.reference_failures
     lines.append("")
-    lines.append(f"{REFERENCE}: clean" if not failures else
-                 f"{REFERENCE}: NOT clean ({len(failures)} unexpected: "
-                 + ", ".join(f"{r.case_id} {r.status}" for r in failures[:5]) + ")")
+    for ref in result.references:
+        mine = [r for r in failures if r.backend == ref]
+        lines.append(f"{ref}: clean" if not mine else
+                     f"{ref}: NOT clean ({len(mine)} unexpected: "
+                     + ", ".join(f"{r.case_id} {r.status}" for r in mine[:5]) + ")")
     for target, reason in result.skipped.items():
         lines.append(f"skipped {target}: {reason}")
     caught = sum(s.ok for s in result.scores)

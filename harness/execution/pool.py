@@ -73,6 +73,7 @@ class Worker:
         self.sender: ThreadPoolExecutor | None = None  # writes to send_conn, in order (see _send)
         self.log: Any = None    # the worker's stderr, kept for crash messages
         self.reason: str | None = None  # why this backend/device cannot run here
+        self.broken = False  # the reason is a failure (the worker did not start, setup() raised), not a missing device
         self.version = "unknown"
         self.fingerprint: dict[str, str] = {}
         self.host: dict[str, Any] = {}   # what the framework decided from the host (Backend.host_facts)
@@ -190,9 +191,11 @@ class Worker:
                 self._stop_spare()
                 return self.ready()
             self.reason = f"worker did not start ({_death(self._exit_code())}){self._last_log_line()}"
+            self.broken = True
             self.kill()
             return False
         self.reason, self.version, self.fingerprint = info["reason"], info["version"], info["fingerprint"]
+        self.broken = bool(info.get("broken"))
         self.host = info.get("host", {})
         self.greeted = True
         self.batch_size = int(info.get("batch_size", 0))

@@ -38,6 +38,7 @@ class Record:
     translation: str = ""
     where: dict[str, Any] | None = None
     known_status: list[str] = field(default_factory=list)
+    known_issue_file: str | None = None  # the known-issues file the matching entry comes from
     nonfinite: int = 0  # output elements NaN or inf where the reference is finite (rel_err covers the rest)
 
     @property

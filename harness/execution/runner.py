@@ -32,9 +32,9 @@ from harness.numerics.quant import quant_reference
 ONE_BLAS_THREAD = 1
 # Cases queued per worker beyond the one being judged. A lane judges its cases in order, so while one
 # worker builds a sampled case (a compile: a second or more) or runs a slow one, the others may run only
-# this many cases ahead and then wait. Warm `make run`, alternating on one machine: depth 2 192 and 190 s,
-# depth 8 180 and 185 s (eleventh session); depth 8 189 and 183 s, depth 32 176 and 158 s (thirteenth; the
-# idle share of both cores in the middle of the run fell from 10-20% to 0-7%), 0 statuses differ. What it
+# this many cases ahead and then wait. Warm `make run`, alternating on one 2-core AMD EPYC (2026-11-27):
+# depth 2 192 and 190 s, depth 8 180 and 185 s; later that day depth 8 189 and 183 s, depth 32 176 and
+# 158 s (the idle share of both cores in the middle of the run fell from 10-20% to 0-7%), 0 statuses differ. What it
 # holds is the queued cases' inputs, in the controller and in each worker that runs them (a worker reads
 # its requests ahead): at most PIPELINE_BYTES of them beyond the case being judged, so a stretch of large
 # cases (28 MB of inputs for the largest of the corpus) queues fewer.
@@ -62,6 +62,7 @@ class RunInfo:
     fingerprints: dict[str, dict[str, str]] = field(default_factory=dict)
     host_facts: dict[str, dict[str, Any]] = field(default_factory=dict)  # per target, from its worker
     skipped: dict[str, str] = field(default_factory=dict)
+    broken: dict[str, str] = field(default_factory=dict)  # installed, but the worker did not start or setup() raised
 
 
 def oracle_for(case: Case, inputs: Inputs) -> tuple | None:
@@ -104,6 +105,8 @@ class Lane:
                 info.versions[w.backend] = w.version
                 info.fingerprints[w.target] = w.fingerprint
                 info.host_facts[w.target] = w.host
+            elif w.broken:
+                info.broken[w.target] = w.reason or "unavailable"
             else:
                 info.skipped[w.target] = w.reason or "unavailable"
         self.workers = [w for w in self.workers if w.reason is None]

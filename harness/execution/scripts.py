@@ -94,7 +94,7 @@ def inductor_cache(only_if_picked: bool = False) -> None:
     (`$CONVDIFF_CACHE/inductor/<ISA setting>`), not in inductor's default /tmp/torchinductor_<user>: so
     `rm -rf .convdiff-cache` leaves the scripts cold too, a compile the worker already did for the same
     graph is not repeated, and a cache written under one vector ISA is never read under another (inductor's
-    FX graph cache key leaves the ISA out: backends/torch_inductor.py cache_dir). Only where torch is
+    FX graph cache key leaves the ISA out: backends/torch/inductor.py cache_dir). Only where torch is
     imported already; an explicit TORCHINDUCTOR_CACHE_DIR is kept; CONVDIFF_CACHE=off leaves inductor's
     default. `only_if_picked` (a fork's own child): only where inductor's vector ISA is picked already (a
     template that preloads inductor), since picking it costs ~3 s of CPU, which a script that never
@@ -106,7 +106,7 @@ def inductor_cache(only_if_picked: bool = False) -> None:
     with contextlib.suppress(Exception):  # torch without inductor: the script reports what it meets
         import torch
 
-        from backends.torch_inductor import cache_dir, isa_setting
+        from backends.torch.inductor import cache_dir, isa_setting
 
         root = cache_dir(isa_setting(torch))
         if root is not None:

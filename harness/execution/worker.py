@@ -144,7 +144,8 @@ def start_backend(backend_name: str, device: str) -> tuple[Any, dict[str, Any]]:
                 "host": plain_facts(backend.host_facts(device)) if reason is None else {},
                 "batch_size": 0 if os.environ.get(BATCH_ENV, "").lower() in ("0", "off") else int(backend.batch_size)}
     except Exception as exc:  # noqa: BLE001 - report, do not die silently
-        info = {"reason": f"setup failed: {first_line(exc)}", "version": "unknown", "fingerprint": {}, "host": {}}
+        info = {"reason": f"setup failed: {first_line(exc)}", "version": "unknown", "fingerprint": {}, "host": {},
+                "broken": True}
     return backend, info
 
 

@@ -283,7 +283,7 @@ _STARTER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="zygote-starter"
 
 
 # convdiff's variables that nothing reads at import: the worker reads them at run time (backends/artifacts.py,
-# backends/tvm/cache.py, backends/torch_inductor.py, the TF32 switches, worker.py's profiler)
+# backends/tvm/cache.py, backends/torch/inductor.py, the TF32 switches, worker.py's profiler)
 RUNTIME_ONLY = frozenset({"CONVDIFF_CACHE", "CONVDIFF_CACHE_WRITE", "CONVDIFF_BATCH", "CONVDIFF_TF32",
                           "CONVDIFF_PROFILE"})
 

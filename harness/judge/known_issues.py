@@ -2,7 +2,10 @@
 
 Entry fields: id, backend (name, glob or list), device (optional), cases (a
 selector on op, case id, file, tags and canonical parameters), status (one or a
-list), reason, link. A selector value is a scalar (per-dimension parameters match
+list), reason, link (the upstream report, or "none found ..."); optional upstream
+bookkeeping: tracker (the GitHub owner/repo a report belongs to), checked ({date,
+versions}: when the entry was last re-measured and its tracker searched) and fixed_in
+(the release that fixes it). A selector value is a scalar (per-dimension parameters match
 when every dimension equals it), a list of alternatives, a glob for strings, or a
 {min, max} range (per-dimension parameters match when any dimension is in range).
 `case` globs treat brackets literally (swept ids contain them); only * and ? are
@@ -31,6 +34,8 @@ from __future__ import annotations
 
 import fnmatch
 import re
+import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,12 +43,14 @@ from typing import Any
 from harness.execution.host import FACTS
 from harness.execution.records import STATUSES
 from harness.model.case import Case
+from harness.model.loader import known_issues_dir
 from harness.model.predicate import PredicateError, compile_predicate, evaluate
 from harness.model.schema import CASE_FIELDS
 from harness.model.yamlmap import InputError, LineList, LineMap, load_yaml, parsed_once
 from harness.numerics.bound import accumulation_length
 
-ENTRY_FIELDS = ("id", "backend", "device", "host", "cases", "status", "max_rel_err", "reason", "link")
+ENTRY_FIELDS = ("id", "backend", "device", "host", "cases", "status", "max_rel_err", "reason", "link",
+                "tracker", "checked", "fixed_in")
 SELECTOR_FIELDS = (*CASE_FIELDS, "file", "case", "when", "output")
 INVALID_OUTCOMES = frozenset({"accepted_invalid", "crash", "timeout", "error"})  # what an invalid case can fail with
 
@@ -96,6 +103,17 @@ class KnownIssue:
     when: Any = None  # compiled predicate, or None
     host: dict[str, Any] = field(default_factory=dict)
     max_rel_err: float | None = None  # the largest mismatch (rel_err) the entry explains; None: any
+    tracker: str = ""     # where an upstream report belongs: a GitHub owner/repo (pytorch/pytorch)
+    checked: dict[str, str] = field(default_factory=dict)  # {date, versions}: when the entry was last re-measured
+    fixed_in: str = ""    # the release that fixes it upstream, where one does ("torch 2.14")
+    source: str = ""      # the file the entry comes from
+
+    @property
+    def upstream_state(self) -> str:
+        """none found / reported / fixed in <release>: what upstream knows, as the entry says."""
+        if self.fixed_in:
+            return f"fixed in {self.fixed_in}"
+        return "none found" if self.link.lower().startswith("none found") else "reported"
 
     def explains(self, rel_err: float | None) -> bool:
         """Whether a result with this relative error is within the entry's reach (None: no values were compared,
@@ -185,6 +203,11 @@ class KnownIssues:
         params = case.params()
         return [e for e in self.for_backend(backend) if e.matches(case, backend, device, None, output, params)]
 
+    @property
+    def sources(self) -> list[str]:
+        """The files the entries come from, in matching order."""
+        return list(dict.fromkeys(e.source for e in self.entries))
+
     def stale(self, cases: list[Case], backends: list[str]) -> list[KnownIssue]:
         """Entries matching no case of the corpus on any backend they name: a typo, or a removed case.
 
@@ -200,6 +223,50 @@ class KnownIssues:
             if not names or not any(e.matches(c, names[0], device, None, None, p) for c, p in with_params):
                 out.append(e)
         return out
+
+
+# convdiff's own database: in the checkout (and an editable install), or where a wheel puts it (pyproject data-files)
+_HERE = Path(__file__).resolve().parents[2] / "cases" / "known_issues.yaml"
+_SHARED = Path(sys.prefix) / "share" / "convdiff" / "known_issues.yaml"
+
+
+def project_known_issues() -> Path | None:
+    """The path of convdiff's own known_issues.yaml, which applies to every run wherever its case files are."""
+    return next((p for p in (_HERE, _SHARED) if p.exists()), None)
+
+
+def layered(user_files: Iterable[str | Path], case_dirs: Iterable[str | Path],
+            adapter_files: Iterable[Path | None] = ()) -> KnownIssues:
+    """The known issues of a run, matched in this order (first match wins): the user's files (`--known-issues`,
+    as given), then the files the run's adapters ship (Backend.known_issues_path()), then the known_issues.yaml
+    nearest at or above each case directory when it is not convdiff's, then convdiff's own. Each entry keeps
+    its file (KnownIssue.source); a missing user file is an input error."""
+    files: list[Path] = []
+    for f in user_files:
+        if not Path(f).is_file():
+            raise InputError(str(f), 0, "known-issues", "no such file")
+        files.append(Path(f))
+    files += [f for f in adapter_files if f is not None and f.is_file()]
+    project = project_known_issues()
+    for d in case_dirs:
+        near = known_issues_dir(d) / "known_issues.yaml"
+        if near.exists():
+            files.append(near)
+    if project is not None:
+        files.append(project)
+    seen: set[Path] = set()
+    entries: list[KnownIssue] = []
+    for f in files:
+        if f.resolve() not in seen:
+            seen.add(f.resolve())
+            entries += load_known_issues(f).entries
+    return KnownIssues(entries)
+
+
+def shown(path: str | Path) -> str:
+    """A known-issues file as messages name it: relative to the working directory when under it."""
+    p = Path(path).resolve()
+    return str(p.relative_to(Path.cwd())) if p.is_relative_to(Path.cwd()) else str(path)
 
 
 def load_known_issues(path: str | Path) -> KnownIssues:
@@ -247,13 +314,27 @@ def _entries(path: str, text: str) -> tuple[KnownIssue, ...]:
         if max_rel_err is not None and (isinstance(max_rel_err, bool) or not isinstance(max_rel_err, (int, float))
                                         or not max_rel_err > 0):
             raise InputError(path, raw.lines["max_rel_err"], "max_rel_err", "must be a number > 0")
+        tracker, checked, fixed_in = _load_upstream(path, raw)
         entries.append(KnownIssue(
             id=str(raw["id"]), backend=[str(b) for b in _as_list(raw["backend"])],
             device=[str(d) for d in _as_list(raw.get("device") or [])], cases=dict(cases),
             status=statuses, reason=str(raw["reason"]), link=str(raw["link"]), when=when, host=host,
             max_rel_err=None if max_rel_err is None else float(max_rel_err),
+            tracker=tracker, checked=checked, fixed_in=fixed_in, source=path,
         ))
     return tuple(entries)
+
+
+def _load_upstream(path: str, raw: LineMap) -> tuple[str, dict[str, str], str]:
+    """tracker (owner/repo), checked ({date, versions}) and fixed_in, each optional."""
+    tracker = raw.get("tracker") or ""
+    if tracker and not re.fullmatch(r"[\w.-]+/[\w.-]+", str(tracker)):
+        raise InputError(path, raw.lines["tracker"], "tracker", "must be a GitHub owner/repo, e.g. pytorch/pytorch")
+    checked = raw.get("checked") or {}
+    if checked and (not isinstance(checked, dict) or set(checked) != {"date", "versions"}):
+        raise InputError(path, raw.lines["checked"], "checked", "must be a mapping with date and versions")
+    fixed_in = raw.get("fixed_in") or ""
+    return str(tracker), {str(k): str(v) for k, v in checked.items()}, str(fixed_in)
 
 
 def _load_host(path: str, raw: LineMap) -> dict[str, Any]:

@@ -8,16 +8,20 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from harness.execution.records import STATUSES, Record
+from harness.execution.records import FAILING, STATUSES, Record
 from harness.judge.blame import blame
 from harness.judge.drift import analyze as analyze_drift
 from harness.judge.drift import drift_summary
 
 
 def summarize(records: Iterable[Record], fingerprint: dict[str, Any] | None = None,
-              stale_known: Iterable[str] = ()) -> dict[str, Any]:
+              stale_known: Iterable[str] = (), broken: dict[str, str] | None = None,
+              named: Iterable[str] = (), skipped: dict[str, str] | None = None) -> dict[str, Any]:
+    """`broken`: targets installed but unable to run (their worker did not start, setup() raised); `named`: the
+    backends the user asked for by name, each of which must give a result; `skipped`: why a target did not run."""
     records = list(records)
     counts: dict[str, Counter] = defaultdict(Counter)
+    known_counts: Counter = Counter()
     findings: dict[tuple, list[str]] = defaultdict(list)
     by_output: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
     unexpected, fixed = [], []
@@ -25,16 +29,30 @@ def summarize(records: Iterable[Record], fingerprint: dict[str, Any] | None = No
         counts[f"{r.backend}-{r.device}"][r.status] += 1
         if r.unexpected:
             unexpected.append({"case_id": r.case_id, "file": r.file, "backend": r.backend,
-                               "device": r.device, "output": r.output, "status": r.status, "message": r.message})
+                               "device": r.device, "output": r.output, "status": r.status, "message": r.message,
+                               "bound_ratio": r.bound_ratio, "max_abs_err": r.max_abs_err, "diagnosis": r.diagnosis})
+        elif r.status in FAILING:
+            known_counts[f"{r.backend}-{r.device}"] += 1
         if r.status not in ("pass", "unsupported"):
             findings[(r.backend, r.device, r.op, r.status, r.diagnosis, r.known_issue, r.output)].append(r.case_id)
         if r.fixed_upstream:
             fixed.append({"known_issue": r.known_issue, "case_id": r.case_id, "backend": r.backend, "output": r.output})
         by_output[f"{r.backend}-{r.device}"][r.output][r.status] += 1
+    broken = dict(broken or {})
+    for target, c in counts.items():  # a target all of whose results are errors is broken too
+        if c and set(c) == {"error"}:
+            first = next(r.message for r in records if f"{r.backend}-{r.device}" == target)
+            broken.setdefault(target, f"every result is an error: {first.splitlines()[0] if first else ''}")
+    ran = {r.backend for r in records}
+    missing = {n: next((why for t, why in (skipped or {}).items() if t.rsplit("-", 1)[0] == n), "no result")
+               for n in named if n not in ran and not any(t.rsplit("-", 1)[0] == n for t in broken)}
     return {
         "total": len(records),
         "counts": {t: {s: c[s] for s in STATUSES if c[s]} for t, c in sorted(counts.items())},
+        "known_counts": {t: known_counts[t] for t in sorted(counts) if known_counts[t]},
         "unexpected": len(unexpected),
+        "broken_targets": broken,
+        "missing_targets": missing,
         "unexpected_results": unexpected,
         "findings": [
             {"backend": b, "device": d, "op": op, "status": s, "diagnosis": diag, "known_issue": k, "output": o,
@@ -53,7 +71,9 @@ def summarize(records: Iterable[Record], fingerprint: dict[str, Any] | None = No
 
 
 def exit_status(summary: dict[str, Any]) -> int:
-    return 1 if summary["unexpected"] else 0
+    """1 when a result is unexpected, a target is installed but broken, or a backend named in --backends gave
+    no result: a run that could not look must not pass."""
+    return 1 if (summary["unexpected"] or summary.get("broken_targets") or summary.get("missing_targets")) else 0
 
 
 def write_summary(path: Path, summary: dict[str, Any]) -> None:
@@ -65,7 +85,11 @@ def format_table(summary: dict[str, Any]) -> str:
     statuses = [s for s in STATUSES if any(s in c for c in summary["counts"].values())]
     if not statuses:
         return "no results"
-    rows = [["target", *statuses]] + [[t, *(str(c.get(s, "")) for s in statuses)] for t, c in summary["counts"].items()]
+    known = summary.get("known_counts", {})
+    unexpected = Counter(f"{u['backend']}-{u['device']}" for u in summary["unexpected_results"])
+    rows = [["target", *statuses, "| known", "unexpected"]] + [
+        [t, *(str(c.get(s, "")) for s in statuses), f"| {known.get(t, '')}", str(unexpected.get(t, ""))]
+        for t, c in summary["counts"].items()]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(r, widths))) for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -75,3 +99,28 @@ def format_table(summary: dict[str, Any]) -> str:
     if summary["stale_known_issues"]:
         tail += f"; known issues matching nothing: {', '.join(summary['stale_known_issues'])}"
     return "\n".join([*lines, tail])
+
+
+def _error_text(u: dict[str, Any]) -> str:
+    if u.get("bound_ratio") is not None:
+        diag = f", {u['diagnosis']}" if u.get("diagnosis") else ""
+        return f"error/bound {u['bound_ratio']:.3g}, max |err| {u['max_abs_err']:.3g}{diag}"
+    return (u.get("message") or "").splitlines()[0][:160] if u.get("message") else ""
+
+
+def format_problems(summary: dict[str, Any]) -> str:
+    """What a CI log must name after the table: every unexpected result (case, target, status, error/bound or
+    the first error line), every broken target and every named backend that gave no result."""
+    lines: list[str] = []
+    unexpected = summary["unexpected_results"]
+    if unexpected:
+        lines.append(f"unexpected ({len(unexpected)}):")
+        for u in unexpected:
+            what = "" if u.get("output", "out") == "out" else f" {u['output']}"
+            lines.append(f"  {Path(u['file']).name}::{u['case_id']}  {u['backend']}-{u['device']}{what}  "
+                         f"{u['status']}  {_error_text(u)}".rstrip())
+    for target, reason in summary.get("broken_targets", {}).items():
+        lines.append(f"BROKEN {target}: {reason.splitlines()[0] if reason else ''}")
+    for name, reason in summary.get("missing_targets", {}).items():
+        lines.append(f"NO RESULT {name}: named in --backends, gave no result ({reason})")
+    return "\n".join(lines)

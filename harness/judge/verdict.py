@@ -57,7 +57,7 @@ def judge(case: Case, backend: str, worker: Worker, payload: dict[str, Any],
         entry = known.match(case, backend, worker.device, merged(cpu_facts(), worker.host), output,
                             rec.error_size, params)
         if entry is not None:
-            rec.known_issue, rec.known_status = entry.id, entry.status
+            rec.known_issue, rec.known_status, rec.known_issue_file = entry.id, entry.status, entry.source
     return rec
 
 
@@ -82,6 +82,7 @@ def judge_case(case: Case, backend: str, worker: Worker, payload: dict[str, Any]
         rec = judge(case, backend, worker, sub, (grad_oracle or {}).get(name), known, inputs, name)
         if sub.get("inherited") and forward.known_issue and not (rec.known_issue and rec.status in rec.known_status):
             rec.known_issue, rec.known_status = forward.known_issue, forward.known_status
+            rec.known_issue_file = forward.known_issue_file
         records.append(rec)
     return records
 

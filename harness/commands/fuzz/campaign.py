@@ -36,12 +36,11 @@ from harness.commands.fuzz.write import (
 from harness.commands.run_outputs import write_run_outputs
 from harness.execution.records import JsonlSink, Record
 from harness.execution.runner import Lane, RunInfo
-from harness.judge.known_issues import KnownIssues, load_known_issues
+from harness.judge.known_issues import KnownIssues, layered
 from harness.judge.summary import format_table
 from harness.judge.verdict import Verdicts
 from harness.model.case import Case
 
-KNOWN_ISSUES = Path("cases/known_issues.yaml")
 GRADIENT_SHARE = 0.15  # configs with `gradients: true`, where the workers can run the backward pass
 MINIMIZE_SHARE = 0.25  # of a --time budget: the part kept for minimizing new findings
 TICK_S = 30.0
@@ -53,7 +52,10 @@ class FuzzUsage(ValueError):
 
 def add_parser(sub: Any) -> None:
     fz = sub.add_parser("fuzz", help="generate cases from the schema's space, judge them, write down new findings")
-    fz.add_argument("--backends", help="comma-separated backend names (default: every installed framework)")
+    fz.add_argument("--backends", help="comma-separated backend names, module:Class or name=module:Class "
+                    "(default: every installed backend)")
+    fz.add_argument("--known-issues", action="append", default=[], metavar="FILE",
+                    help="a known-issues file of your own (repeatable), matched before convdiff's own")
     limit = fz.add_mutually_exclusive_group()
     limit.add_argument("--time", type=float, help="seconds for the whole command after the workers start: generating and "
                        "judging, then minimizing new findings in at most a quarter of it (default 60 when --cases is not given)")
@@ -117,7 +119,7 @@ def run_fuzz(args: argparse.Namespace, argv: list[str]) -> int:
     # (for this run's workers only: the variable is put back when they have stopped)
     cache_write = os.environ.get("CONVDIFF_CACHE_WRITE")
     os.environ.setdefault("CONVDIFF_CACHE_WRITE", "second")
-    known = load_known_issues(KNOWN_ISSUES)
+    known = layered(args.known_issues, [], [get_backend(b).known_issues_path() for b in backends])
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     sink = JsonlSink(out / "results.jsonl")

@@ -171,7 +171,7 @@ def worst_element(case: Case, rec: Record, payload: dict[str, Any]) -> dict[str,
 def report_md(rec: Record, case: Case, entry: str, payload: dict[str, Any], others: list[Record],
               fingerprint: dict[str, Any], host: dict[str, Any], message: str) -> str:
     """An upstream-ready issue text for one new signature."""
-    from reports.repro import ReproUnavailable, script_for
+    from reports.repro.script import ReproUnavailable, script_for
 
     try:
         script = script_for(rec)

@@ -1,0 +1,1 @@
+"""JAX: jax.lax eager (`jax`) and jit-compiled (`jax-jit`)."""

@@ -1,0 +1,1 @@
+"""The Paddle family: eager paddle.nn.functional (`paddle`, `paddle-output-size`) and Paddle Inference."""

@@ -1,0 +1,394 @@
+"""TensorFlow: `tensorflow` runs tf.nn ops (`tensorflow-keras`, in keras.py, shares this plumbing).
+
+TF is channels-last: NC* is passed as data_format, but TF's CPU kernels accept it
+only for some dtypes (oneDNN float32/bfloat16). Where TF answers "only supports
+N*C", the data are transposed around the N*C op and the result says so: a layout
+change is an exact identity and keeps the channels_first corpus testable on CPU.
+Weights: conv (*k, I/g, O), conv_transpose (*k, O/g, I): TF has no groups argument,
+the filter's depth says it (oneDNN's CPU kernels run grouped conv1d/2d_transpose, TF's
+own CPU kernels raise); grouped conv3d and conv3d_transpose are `unsupported` (TF's
+filter must have the input's depth), never split into groups.
+Padding: SAME/VALID and conv2d/conv2d_transpose explicit pairs natively; the
+rest by exact identities (pad then VALID; VALID transpose then crop), recorded.
+An epilogue runs as tf ops after the bias, in the call's layout (backends/tensorflow/epilogue.py).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from backends.base import Backend, Capabilities, HostFact, Output, Rejected, Unsupported, first_line
+from backends.tensorflow import xla_cache as tf_xla_cache
+from backends.tensorflow.epilogue import TF_EPILOGUE_OPS, Epilogue
+from backends.tensorflow.util import NHWC_ONLY, NODE_PREFIX, TF_EXCLUDES, layout_perms, weight_transpose
+from backends.torch.eager import tf32_requested
+from harness.model.case import Case
+from harness.numerics.inputs import Inputs
+
+Pairs = list[tuple[int, int]]
+
+
+def resolve(case: Case) -> tuple[Pairs, list[int], list[int], list[int]]:
+    """Per-dim pads, tail extension, output size and full (VALID) transpose size; also for invalid cases."""
+    ke = [d * (k - 1) + 1 for k, d in zip(case.kernel_size, case.dilation)]
+    full = [(n - 1) * s + k for n, s, k in zip(case.input_size, case.stride, ke)]
+    if case.geometry is not None:
+        g = case.geometry
+        return list(g.pads), list(g.extend), list(g.out_size), full
+    pads = list(case.padding) if isinstance(case.padding, tuple) else [(0, 0)] * case.rank
+    ext = list(case.output_padding) if case.transpose and case.output_padding else [0] * case.rank
+    if case.transpose:
+        out = [f + e - b - a for f, e, (b, a) in zip(full, ext, pads)]
+    else:
+        out = [(n + b + a - k) // s + 1 for n, (b, a), k, s in zip(case.input_size, pads, ke, case.stride)]
+    return pads, ext, out, full
+
+
+def same_pads(case: Case) -> Pairs:
+    """TF SAME input pads of a forward conv (total//2 before, the rest after)."""
+    out = []
+    for n, k, s, d in zip(case.input_size, case.kernel_size, case.stride, case.dilation):
+        total = max((-(-n // s) - 1) * s + d * (k - 1) + 1 - n, 0)
+        out.append((total // 2, total - total // 2))
+    return out
+
+
+def same_transpose_matches(case: Case, pads: Pairs, out: list[int], full: list[int]) -> bool:
+    """Whether TF SAME with output_shape=out crops exactly `pads` (TF derives the crop from out)."""
+    for n, s, (pb, _), o, f in zip(case.input_size, case.stride, pads, out, full):
+        if o < 1 or -(-o // s) != n or pb != max(f - o, 0) // 2:
+            return False
+    return True
+
+
+def in_nc_only(rank: int, lines: list[str]) -> list[str]:
+    """The code of an N*C call wrapped in the layout transposes (the channels_first fallback)."""
+    to_last, back = layout_perms(rank)
+    return [f"x = tf.transpose(x, {to_last})", *lines, f"y = tf.transpose(y, {back})"]
+
+
+def crop_code(crop: Pairs, nc: bool) -> str:
+    idx = ", ".join(f"{pb}:{-pa or None}" for pb, pa in crop)
+    return f"y = y[:, :, {idx}]" if nc else f"y = y[:, {idx}, :]"
+
+
+def crop_output(y: Any, crop: Pairs, nc: bool) -> Any:
+    sl = tuple(slice(pb, y.shape[i] - pa) for i, (pb, pa) in enumerate(crop, start=2 if nc else 1))
+    return y[(slice(None), slice(None), *sl)] if nc else y[(slice(None), *sl, slice(None))]
+
+
+@dataclass(frozen=True)
+class NnCall:
+    """Every decision TensorFlowBackend makes for one case and layout, without tensors.
+
+    The adapter executes it and records lines(); `convdiff repro` prints the same lines.
+    """
+
+    fn_name: str
+    strides: list[int]
+    dilations: list[int]
+    padding: Any
+    data_format: str
+    pad_input: list[Any] | None = None    # tf.pad before a VALID conv
+    output_shape: list[int] | None = None  # transposed ops only
+    pad_output: list[Any] | None = None   # zero tail after a VALID transpose
+    crop: Pairs | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def nc(self) -> bool:
+        return self.data_format.startswith("NC")
+
+    @property
+    def bias_format(self) -> str:
+        return "NC..." if self.nc else "N...C"
+
+    def lines(self, bias: bool) -> list[str]:
+        """The calls as a user would write them (x, w, b, tf in scope; result in y)."""
+        out = [] if self.pad_input is None else [f"x = tf.pad(x, {self.pad_input})"]
+        if self.output_shape is None:
+            out.append(f"y = tf.nn.{self.fn_name}(x, w, {self.strides}, {self.padding!r}, "
+                       f"data_format={self.data_format!r}, dilations={self.dilations})")
+        else:
+            out.append(f"y = tf.nn.{self.fn_name}(x, w, output_shape={self.output_shape}, strides={self.strides}, "
+                       f"padding={self.padding!r}, data_format={self.data_format!r}, dilations={self.dilations})")
+        if self.pad_output is not None:
+            out.append(f"y = tf.pad(y, {self.pad_output})  # output_padding >= stride: tail no input reaches")
+        if self.crop:
+            out.append(crop_code(self.crop, self.nc))
+        if bias:
+            out.append(f"y = tf.nn.bias_add(y, b, data_format={self.bias_format!r})")
+        return out
+
+
+def nn_call(case: Case, nc: bool) -> NnCall:
+    """TensorFlowBackend's translation of a case into tf.nn calls, x in NC* (nc) or N*C."""
+    r = case.rank
+    fmt = _fmt(r, nc)
+    pads, ext, out, full = resolve(case)
+    strides, dil = full_layout(list(case.stride), nc, 1), full_layout(list(case.dilation), nc, 1)
+    fn_name = f"conv{r}d" + ("_transpose" if case.transpose else "")
+    notes: list[str] = []
+    zero = all(p == (0, 0) for p in pads)
+    if not case.transpose:
+        pad_input = None
+        if case.padding in ("same", "valid"):
+            padding: Any = case.padding.upper()
+        elif r == 2:
+            padding = full_layout([list(p) for p in pads], nc, [0, 0])
+        elif zero:
+            padding = "VALID"
+        elif pads == same_pads(case):
+            padding = "SAME"
+        else:
+            pad_input = full_layout([list(p) for p in pads], nc, [0, 0])
+            notes.append(f"conv{r}d has no explicit padding: tf.pad the input, then VALID")
+            padding = "VALID"
+        return NnCall(fn_name, strides, dil, padding, fmt, pad_input=pad_input, notes=notes)
+    crop: Pairs | None = None
+    tail = [0] * r
+    shape = out
+    if case.padding in ("same", "valid"):
+        padding = case.padding.upper()
+    elif zero and all(e < s for e, s in zip(ext, case.stride)):
+        padding = "VALID"
+    elif r == 2 and all(e < s for e, s in zip(ext, case.stride)):  # TF infers output_padding < stride only
+        padding = full_layout([list(p) for p in pads], nc, [0, 0])
+    elif same_transpose_matches(case, pads, out, full):
+        padding = "SAME"
+    else:
+        padding = "VALID"
+        # a valid case's tail beyond stride holds only bias: append it; an invalid one goes to TF as is
+        native = [e if e < s or case.geometry is None else 0 for e, s in zip(ext, case.stride)]
+        tail = [e - n for e, n in zip(ext, native)]
+        shape = [f + n for f, n in zip(full, native)]
+        crop = pads
+        notes.append(f"conv{r}d_transpose has no explicit padding: VALID with output_shape "
+                     "(full + output_padding), then crop the padding")
+    oshape = [case.batch, case.out_channels, *shape] if nc else [case.batch, *shape, case.out_channels]
+    pad_output = None
+    if any(tail):
+        pad_output = full_layout([[0, t] for t in tail], nc, [0, 0])
+        notes.append("output_padding >= stride: zero tail appended after VALID (bias added after)")
+    return NnCall(fn_name, strides, dil, padding, fmt, output_shape=oshape, pad_output=pad_output,
+                  crop=crop, notes=notes)
+
+
+def onednn_enabled() -> bool:
+    """TensorFlow's live oneDNN state in this process (its own IsMklEnabled)."""
+    from tensorflow.python.util import _pywrap_util_port
+
+    return bool(_pywrap_util_port.IsMklEnabled())
+
+
+class TFBase(Backend):
+    """Shared plumbing: import, device, dtype conversion, the NC*-fallback and error mapping."""
+
+    framework = "tensorflow"
+    excludes = TF_EXCLUDES
+    devices = ("cpu", "cuda")
+
+    def version(self) -> str:
+        import importlib.metadata as md
+
+        for dist in ("tensorflow", "tensorflow-cpu"):
+            try:
+                return md.version(dist)
+            except md.PackageNotFoundError:
+                continue
+        return "unknown"
+
+    def setup(self, device: str) -> None:
+        os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
+        os.environ["KERAS_BACKEND"] = "tensorflow"
+        tf_xla_cache.enable(self.version())
+        import tensorflow as tf
+
+        tf.get_logger().setLevel("ERROR")
+        self.tf = tf
+        for gpu in tf.config.list_physical_devices("GPU"):
+            tf.config.experimental.set_memory_growth(gpu, True)
+        tf.config.experimental.enable_tensor_float_32_execution(tf32_requested())
+
+    def device_reason(self, device: str) -> str | None:
+        if device == "cpu":
+            return None
+        if device == "cuda":
+            if not self.tf.config.list_physical_devices("GPU"):
+                return "no GPU visible to TensorFlow (tf.config.list_physical_devices('GPU') is empty)"
+            return None
+        return f"unknown device {device}"
+
+    def host_facts(self, device: str) -> dict[str, HostFact]:
+        # TF decides oneDNN from the CPU (on by default only with AVX-512 VNNI/BF16 or AMX) and
+        # TF_ENABLE_ONEDNN_OPTS; ask TF what it decided rather than reading the variable.
+        return {"tf_onednn": onednn_enabled(), "tf_bf16_conv": self.half_conv_runs("bfloat16"),
+                "tf_f16_conv": self.half_conv_runs("float16"),
+                "tf_threads": int(self.tf.config.threading.get_intra_op_parallelism_threads())}
+
+    def half_conv_runs(self, dtype: str) -> bool:
+        """A live probe: does this process run a 1x1 conv2d in `dtype` (bfloat16, float16)? TF decides
+        whether its oneDNN kernels take bfloat16/float16 from CPUID alone (AVX512_BF16/AMX, AVX512_FP16);
+        oneDNN itself may be capped lower (ONEDNN_MAX_CPU_ISA), and then every such convolution raises
+        instead of falling back to Eigen."""
+        tf = self.tf
+        t = getattr(tf, dtype)
+        try:
+            tf.nn.conv2d(tf.ones([1, 1, 1, 1], t), tf.ones([1, 1, 1, 1], t), 1, "VALID")
+        except Exception:  # noqa: BLE001 - any refusal is the answer
+            return False
+        return True
+
+    def fingerprint(self, device: str) -> dict[str, str]:
+        tf = self.tf
+        info = {"version": tf.__version__, "onednn": "on" if onednn_enabled() else "off"}
+        if device == "cuda":
+            build = tf.sysconfig.get_build_info()
+            gpus = tf.config.list_physical_devices("GPU")
+            details = tf.config.experimental.get_device_details(gpus[0]) if gpus else {}
+            info.update(gpu=str(details.get("device_name", "?")), cuda=str(build.get("cuda_version", "?")),
+                        cudnn=str(build.get("cudnn_version", "?")),
+                        tf32=str(tf.config.experimental.tensor_float_32_execution_enabled()))
+        return info
+
+    def to_numpy(self, y: Any) -> tuple[np.ndarray, str]:
+        name = y.dtype.name
+        arr = np.asarray(y.numpy())
+        if name == "bfloat16":
+            import ml_dtypes
+
+            arr = arr.view(ml_dtypes.bfloat16) if arr.dtype.itemsize == 2 else arr.astype(ml_dtypes.bfloat16)
+        return np.ascontiguousarray(arr), name
+
+    def call(self, case: Case, x: Any, w: Any, b: Any, nc: bool,
+             epi: Epilogue | None = None) -> tuple[Any, list[str], list[str]]:
+        """Run the op (then the epilogue, if given) with x in N*C (nc False) or NC* (nc True) layout:
+        (y, code lines, notes)."""
+        raise NotImplementedError
+
+    def layout_call(self, case: Case, x: Any, w: Any, b: Any, device: str,
+                    refused: str = "", epi: Epilogue | None = None) -> tuple[Any, list[str], list[str]]:
+        """`call` with x in the case layout: NC* asked for natively first, N*C with transposes around it
+        where TF answers "N*C only" (`refused`: it already did, e.g. in the backward pass).
+        Framework exceptions propagate."""
+        tf = self.tf
+        notes: list[str] = []
+        want_nc = case.channels_last is False
+        native, refusal = not refused, refused
+        if want_nc and native:  # ask TF for NC*; fall back only when it answers "N*C only"
+            try:
+                y, lines, more = self.call(case, x, w, b, nc=True, epi=epi)
+            except Exception as exc:  # decide here whether it is the layout
+                if not NHWC_ONLY.search(str(exc)):
+                    raise
+                native, refusal = False, NODE_PREFIX.sub("", first_line(exc))
+        if not want_nc or not native:
+            to_last, back = layout_perms(case.rank)
+            xin = tf.transpose(x, to_last) if want_nc else x
+            y, lines, more = self.call(case, xin, w, b, nc=False, epi=epi)
+            if want_nc:
+                y = tf.transpose(y, back)
+                notes.append(f"channels_first: TF on {device} refused the N{'C' + 'DHW'[3 - case.rank:]} call "
+                             f"({refusal}); data transposed to N*C around the op")
+                lines = in_nc_only(case.rank, lines)
+        return y, lines, notes + more
+
+    def run(self, case: Case, inputs: Inputs, device: str) -> Output:
+        tf = self.tf
+        with tf.device("/GPU:0" if device == "cuda" else "/CPU:0"):
+            x = tf.constant(inputs.x)
+            perm, pre_line = weight_transpose(case)
+            w = tf.constant(np.ascontiguousarray(np.transpose(inputs.w, perm)))
+            b = None if inputs.b is None else tf.constant(inputs.b)
+            epi = self.epilogue(case, inputs)
+            try:
+                y, lines, notes = self.layout_call(case, x, w, b, device, epi=epi)
+            except (Unsupported, Rejected):
+                raise
+            except Exception as exc:  # noqa: BLE001 - any framework exception is a finding
+                raise Rejected(NODE_PREFIX.sub("", first_line(exc))) from None
+            arr, dtype = self.to_numpy(y)
+        tf32 = (device == "cuda" and case.dtype == "float32"
+                and bool(tf.config.experimental.tensor_float_32_execution_enabled()))
+        return Output(arr, dtype, "\n".join([pre_line, *lines]), tf32=tf32, notes=notes)
+
+    def epilogue(self, case: Case, inputs: Inputs) -> Epilogue | None:
+        """The case's epilogue with its residuals as tensors (case layout); None without one."""
+        if not case.epilogue:
+            return None
+        res = {f"residual{i}": self.tf.constant(c["r"])
+               for i, (name, c) in enumerate(zip(case.epilogue, inputs.epilogue)) if name == "residual"}
+        return Epilogue(case, inputs.epilogue, res)
+
+    def run_gradients(self, case: Case, inputs: Inputs, dy: np.ndarray, device: str) -> dict[str, Output]:
+        from backends.tensorflow.gradients import tape_gradients
+
+        return tape_gradients(self, case, inputs, dy, device)
+
+
+def _fmt(rank: int, nc: bool) -> str:
+    sp = {1: "W", 2: "HW", 3: "DHW"}[rank]
+    return f"NC{sp}" if nc else f"N{sp}C"
+
+
+def full_layout(vals: list[Any], nc: bool, fill: Any) -> list[Any]:
+    return [fill, fill, *vals] if nc else [fill, *vals, fill]
+
+
+class TensorFlowBackend(TFBase):
+    """tf.nn.conv{1,2,3}d and tf.nn.conv{1,2,3}d_transpose."""
+
+    name = "tensorflow"
+    epilogue_ops = TF_EPILOGUE_OPS
+    capabilities = Capabilities(
+        padding=("same", "valid", "explicit pairs (conv2d, conv2d_transpose)"),
+        padding_identities=("conv1d/3d pairs: tf.pad then VALID",
+                            "conv_transpose1d/3d pairs: VALID with output_shape, then crop"),
+        output_padding="via output_shape",
+        dilation="conv, transpose (CPU transpose: oneDNN dtypes only)",
+        groups="conv1d/2d (filter I/g), transpose1d/2d (filter O/g, oneDNN CPU kernels only); conv3d, transpose3d: none",
+        layouts=("channels_last", "channels_first (NC* data_format; transposed where TF has N*C only)"),
+        gradients="tf.GradientTape",
+    )
+
+    def supports(self, case: Case, device: str) -> str | None:
+        if case.op == "conv_transpose3d" and case.groups > 1:
+            return "grouped conv3d_transpose: tf.nn.conv3d_transpose has no groups (filter depth must equal the input's)"
+        if case.in_channels % case.groups or case.out_channels % case.groups:
+            return "tf.nn conv has no groups argument (groups = input depth / filter depth): a groups value " \
+                   "that does not divide the channels cannot be stated"
+        if case.op == "conv3d" and case.groups > 1:
+            return "grouped conv3d: tf.nn.conv3d has no groups (filter in_channels must equal the input's)"
+        if case.geometry is None and nn_call(case, True).crop is not None:
+            return (f"{case.op}: tf.nn.{case.op.replace('_transpose', '')}_transpose takes no explicit padding; the "
+                    "adapter crops it after a VALID transpose, so an invalid case's padding would be judged by "
+                    "that crop, not by TensorFlow")
+        return None
+
+    def call(self, case: Case, x: Any, w: Any, b: Any, nc: bool,
+             epi: Epilogue | None = None) -> tuple[Any, list[str], list[str]]:
+        tf = self.tf
+        plan = nn_call(case, nc)
+        if plan.pad_input is not None:
+            x = tf.pad(x, plan.pad_input)
+        fn = getattr(tf.nn, plan.fn_name)
+        if plan.output_shape is None:
+            y = fn(x, w, plan.strides, plan.padding, data_format=plan.data_format, dilations=plan.dilations)
+        else:
+            y = fn(x, w, plan.output_shape, plan.strides, plan.padding, data_format=plan.data_format,
+                   dilations=plan.dilations)
+        if plan.pad_output is not None:
+            y = tf.pad(y, plan.pad_output)
+        if plan.crop:
+            y = crop_output(y, plan.crop, nc)
+        if b is not None:
+            y = tf.nn.bias_add(y, b, data_format=plan.bias_format)
+        lines = plan.lines(b is not None)
+        if epi is not None:
+            y, more = epi.apply_tf(tf, y, nc)
+            lines += more
+        return y, lines, list(plan.notes)

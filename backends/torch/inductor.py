@@ -1,0 +1,160 @@
+"""torch-inductor: the conv and its epilogue as one nn.Module compiled by `torch.compile` (inductor),
+the way a PyTorch model is deployed for inference.
+
+The module is backends/torch/module.py's (the torch backend's identities: F.pad before an
+asymmetric conv, a slice after an asymmetric transpose, movedim for channels_last), with the
+epilogue applied by backends/torch/epilogue.py inside its forward: weight, bias and per-channel
+epilogue constants are parameters/buffers, each residual an input after x (so it is not folded).
+It is compiled with `torch.compile(model, backend="inductor", fullgraph=True)` and called under
+`torch.no_grad()` with `torch._inductor.config.freezing = True`, the inference setting in which
+inductor constant-folds the parameters and buffers (e.g. a conv followed by constants) and prepacks
+weights. fullgraph=True makes a graph break an error; dynamo is reset after every case so no case
+meets its recompile limit, and a call that did not compile a graph is refused, not passed as eager.
+
+Inductor's caches live under `$CONVDIFF_CACHE/inductor` (default `.convdiff-cache/inductor`); the
+FX graph cache is keyed by torch itself, and serves the graphs with oneDNN-prepacked weights too
+(backends/torch/inductor_cache.py: torch refuses them, for a pickling frozen weights never reach).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from backends.artifacts import cache_base
+from backends.base import Backend, Capabilities, HostFact, Output, Rejected, first_line
+from backends.torch import epilogue as torch_epilogue
+from backends.torch import inductor_cache
+from backends.torch.eager import TorchBackend
+from backends.torch.module import conv_module, epilogue_lines, module_plan, to_tensor
+from harness.model.case import EPILOGUE_OPS, Case
+from harness.numerics.inputs import Inputs
+
+
+def cache_dir(isa: str) -> Path | None:
+    """Where inductor keeps its caches, or None when CONVDIFF_CACHE switches caching off.
+
+    One directory per ISA setting (`isa`: ATen's CPU capability, inductor's vector ISA, oneDNN's cap):
+    inductor's FX graph cache key leaves out the vector ISA, so a hit returns C++ source generated for
+    another vector width, which is then compiled for the current one. Measured on the smoke tier: a
+    cache written under AVX-512 (16 floats per loop step) read under ATEN_CPU_CAPABILITY=avx2 (8-lane
+    vectors): 10 of 90 results wrong, up to 1e36 and NaN (half of each step never written); one written
+    under avx2 read under ATEN_CPU_CAPABILITY=default (scalar build): 18 of 90 "CppCompileError: 'at::vec'
+    has not been declared". A fresh cache per setting: 0. cases/upstream/inductor-fx-cache-ignores-aten-capability.py."""
+    base = cache_base()
+    return None if base is None else (base / "inductor" / isa).resolve()
+
+
+def isa_setting(torch: Any) -> str:
+    """ATen's CPU capability and inductor's vector ISA as torch decided them, and the oneDNN cap the
+    process was given: a cache written under one vector ISA and read under another is the bug above."""
+    onednn = os.environ.get("ONEDNN_MAX_CPU_ISA", "") or os.environ.get("DNNL_MAX_CPU_ISA", "") or "default"
+    aten = torch.backends.cpu.get_cpu_capability()
+    return f"aten-{aten}-vec-{vec_isa()}-onednn-{onednn}".lower().replace("/", "_").replace(" ", "_")
+
+
+def vec_isa() -> str:
+    """The vector ISA inductor generates and compiles C++ for (pick_vec_isa: follows the CPU's flags and
+    ATEN_CPU_CAPABILITY): amx, avx512, avx2, neon, ...; "none" where it emits scalar code."""
+    from torch._inductor.cpu_vec_isa import pick_vec_isa
+
+    isa = pick_vec_isa()
+    return type(isa).__name__.removeprefix("Vec").lower() if isa else "none"
+
+
+class TorchInductorBackend(TorchBackend):
+    """torch.nn module with the epilogue -> torch.compile(backend="inductor", fullgraph=True), frozen."""
+    builds_per_case = True  # exports, converts or compiles a model per case (run --compiled-sample)
+
+    name = "torch-inductor"
+    framework = "torch"
+    # dynamo and inductor's compiler (2 s of CPU a worker): imported before the fork; nothing in them reads
+    # TORCHINDUCTOR_CACHE_DIR at import (setup() sets it, inductor reads it at each use). Then inductor's
+    # choice of vector ISA (0.8 s: it builds a probe program per ISA; cached for the process, decided by the
+    # CPU and ATEN_CPU_CAPABILITY, which the zygote's key holds), which setup() and every compile ask for.
+    # Last, the digest of torch's own source that keys inductor's caches (0.2 s; cached for the process, a
+    # function of the installed files only), which every process's first compile computes otherwise.
+    preload = (*TorchBackend.preload, "torch._dynamo", "torch._inductor.compile_fx", "torch._inductor.cpu_vec_isa:pick_vec_isa",
+               "torch._inductor.codecache:torch_key")
+    devices = ("cpu", "cuda")
+    epilogue_ops = EPILOGUE_OPS
+    capabilities = Capabilities(
+        padding=("symmetric", "same (conv, stride 1)", "valid (conv)"),
+        padding_identities=("asymmetric conv: F.pad in forward, then VALID", "same with stride > 1: explicit pads",
+                            "asymmetric transpose: symmetric then slice in forward"),
+        layouts=("channels_first", "channels_last: movedim in forward (exact permutation)"),
+        gradients="none",
+    )
+
+    def setup(self, device: str) -> None:
+        super().setup(device)
+        import torch
+
+        root = cache_dir(isa_setting(torch))
+        if root is not None:  # read by inductor when it first compiles
+            os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(root)
+        import torch._dynamo
+        import torch._inductor.config
+
+        self.dynamo = torch._dynamo
+        self.inductor_config = torch._inductor.config
+        if root is None:
+            self.inductor_config.fx_graph_cache = False
+        else:  # the graphs holding oneDNN-prepacked weights too (backends/torch/inductor_cache.py)
+            inductor_cache.serve_prepacked_weights()
+
+    def fingerprint(self, device: str) -> dict[str, str]:
+        return {**super().fingerprint(device), "freezing": "True"}
+
+    def host_facts(self, device: str) -> dict[str, HostFact]:
+        return {**super().host_facts(device), "inductor_vec_isa": vec_isa()}
+
+    def translation(self, case: Case, inputs: Inputs, cls: str, args: dict[str, Any], body: list[str]) -> list[str]:
+        """The module, its forward and the compile call as a user writes them."""
+        names = list(torch_epilogue.residuals(case, inputs.epilogue))
+        buffers = [f"{k}: {tuple(v.shape)}" for k, v in torch_epilogue.buffers(case, inputs.epilogue).items()]
+        if case.epilogue and inputs.epilogue:  # on NC*, before the channels_last movedim back (invalid cases: none drawn)
+            tail = body[-1:] if case.channels_last else []
+            body = [*body[:len(body) - len(tail)], *epilogue_lines(case, inputs.epilogue), *tail]
+        args_code = ", ".join(["x", *names])
+        return [f"m = torch.nn.{cls}(" + ", ".join(f"{k}={v!r}" for k, v in args.items())
+                + f", dtype=torch.{case.dtype})  # weight/bias = case inputs",
+                *([f"buffers (case constants): {', '.join(buffers)}"] if buffers else []),
+                f"forward({args_code}): " + "; ".join(body),
+                "torch._inductor.config.freezing = True",
+                'cmodel = torch.compile(model.eval(), backend="inductor", fullgraph=True)',
+                f"with torch.no_grad(): y = cmodel({args_code})"]
+
+    def run(self, case: Case, inputs: Inputs, device: str) -> Output:
+        torch = self.torch
+        cls, args, pre_pad, crop, body, notes = module_plan(case)
+        lines = self.translation(case, inputs, cls, args, body)
+        args_in = [to_tensor(a).to(device) for a in (inputs.x, *torch_epilogue.residuals(case, inputs.epilogue).values())]
+        stats = self.dynamo.utils.counters["stats"]
+        self.dynamo.reset()  # a fresh compile per case: never dynamo's recompile limit
+        before = stats["unique_graphs"]
+        try:
+            model = conv_module(case, inputs, cls, args, pre_pad, crop, epilogue=True).to(device)
+            compiled = torch.compile(model, backend="inductor", fullgraph=True)
+            with torch.no_grad(), self.inductor_config.patch(freezing=True):
+                y = compiled(*args_in)
+        except Exception as exc:  # noqa: BLE001 - dynamo or inductor raised on a valid case: a finding
+            raise Rejected(rejection(exc)) from None
+        finally:
+            graphs = stats["unique_graphs"] - before
+            self.dynamo.reset()
+        if graphs < 1:  # dynamo fell back to eager: what ran is not inductor's code
+            raise Rejected("torch.compile compiled no graph (dynamo ran the module eagerly)")
+        arr, dtype = self.to_numpy(y)
+        tf32 = device == "cuda" and case.dtype == "float32" and bool(torch.backends.cudnn.allow_tf32)
+        return Output(arr, dtype, "\n".join(lines), tf32=tf32, notes=notes)
+
+    run_gradients = Backend.run_gradients  # not TorchBackend's eager autograd: no compiled backward here
+
+
+def rejection(exc: BaseException) -> str:
+    """The exception's first line; for dynamo's BackendCompilerFailed (whose first line only says
+    "backend='inductor' raised:"), the first line of the exception inductor raised."""
+    inner = getattr(exc, "inner_exception", None)
+    return f"{type(exc).__name__}: {first_line(inner)}" if isinstance(inner, BaseException) else first_line(exc)

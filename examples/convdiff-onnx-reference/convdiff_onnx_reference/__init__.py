@@ -1,0 +1,60 @@
+"""convdiff adapter for ONNX's reference evaluator: one Conv or ConvTranspose node, run by
+onnx.reference.ReferenceEvaluator (pure NumPy, ONNX's executable specification)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from backends.base import Backend, Capabilities, Output, Rejected, first_line, require_api
+
+require_api(1)
+
+
+class OnnxReferenceBackend(Backend):
+    """ONNX's reference evaluator: Conv / ConvTranspose with explicit pads, NCHW (channels_last transposed)."""
+
+    framework = "onnx"
+    capabilities = Capabilities(dtypes=("float32", "float64", "float16"), devices=("cpu",))
+    devices = ("cpu",)
+    builds_per_case = True  # a model and an evaluator per case, run in pure Python: `make run` samples it
+    known_issues_file = "known_issues.yaml"  # the divergences found in ONNX's reference, shipped with the adapter
+
+    def setup(self, device: str) -> None:
+        import onnx
+        from onnx.reference import ReferenceEvaluator
+
+        self.onnx, self.evaluator = onnx, ReferenceEvaluator
+
+    def supports(self, case, device: str) -> str | None:
+        if case.dtype not in self.capabilities.dtypes:
+            return f"the ONNX reference evaluator's Conv takes float types; {case.dtype} is not one ONNX Conv allows"
+        return None
+
+    def run(self, case, inputs, device: str) -> Output:
+        h = self.onnx.helper
+        elem = h.np_dtype_to_tensor_dtype(np.dtype(case.dtype))
+        x = np.moveaxis(inputs.x, -1, 1) if case.channels_last else inputs.x  # ONNX is channels-first
+        attrs = {"strides": list(case.stride), "dilations": list(case.dilation), "group": case.groups,
+                 "kernel_shape": list(case.kernel_size)}
+        if case.padding in ("same", "valid"):  # ONNX's own: SAME_UPPER puts the odd pad last, as TF does
+            attrs["auto_pad"] = "SAME_UPPER" if case.padding == "same" else "VALID"
+        else:  # (before, after) pairs: ONNX lists all befores, then all afters
+            attrs["pads"] = [p[0] for p in case.padding] + [p[1] for p in case.padding]
+        if case.transpose:
+            attrs["output_padding"] = list(case.output_padding)
+        names = ["x", "w", *(["b"] if inputs.b is not None else [])]
+        node = h.make_node("ConvTranspose" if case.transpose else "Conv", names, ["y"], **attrs)
+        graph = h.make_graph([node], "conv", [h.make_tensor_value_info(n, elem, None) for n in names],
+                             [h.make_tensor_value_info("y", elem, None)])
+        model = h.make_model(graph, opset_imports=[h.make_opsetid("", 22)])
+        feeds = {"x": x.astype(case.dtype), "w": inputs.w.astype(case.dtype)}
+        if inputs.b is not None:
+            feeds["b"] = inputs.b.astype(case.dtype)
+        try:
+            (y,) = self.evaluator(model).run(None, feeds)
+        except Exception as exc:  # the evaluator refused a valid case
+            raise Rejected(first_line(exc)) from exc
+        y = np.moveaxis(y, 1, -1) if case.channels_last else y
+        call = f"ReferenceEvaluator({node.op_type}({', '.join(f'{k}={v}' for k, v in attrs.items())}))"
+        notes = ["channels_last transposed to NCHW and back"] if case.channels_last else []
+        return Output(np.ascontiguousarray(y), str(y.dtype), call, notes=notes)
