@@ -234,3 +234,14 @@ def test_the_guide_shows_the_example_adapter_as_it_is() -> None:
     example = root / "examples" / "convdiff-onnx-reference"
     assert (example / "convdiff_onnx_reference" / "__init__.py").read_text() in guide
     assert (example / "pyproject.toml").read_text() in guide
+
+
+def test_a_marked_case_file_is_collected_wherever_it_is(pytester: pytest.Pytester) -> None:
+    """No convdiff_cases declared: only a YAML file whose first line is `# convdiff: cases` (what
+    `convdiff extract` writes) becomes convdiff items; another YAML beside it is left alone."""
+    pytester.mkdir("models")
+    pytester.path.joinpath("models", "net.yaml").write_text("# convdiff: cases\n" + CASES)
+    pytester.path.joinpath("models", "other.yaml").write_text(CASES)
+    result = run_pytest(pytester, "models", "--convdiff-backends", "torch", "--collect-only", "-q")
+    ids = [ln for ln in result.stdout.lines if "::" in ln]
+    assert ids == ["models/net.yaml::flip[torch-cpu]", "models/net.yaml::pointwise[torch-cpu]"], result.stdout.str()

@@ -25,7 +25,7 @@ from harness.execution.runner import gradient_oracle_for, oracle_for
 from harness.execution.warm_pool import POOL, release
 from harness.judge.known_issues import KnownIssues, layered, shown
 from harness.model.case import Case
-from harness.model.loader import NOT_CASE_FILES
+from harness.model.loader import CASE_FILE_MARKER, NOT_CASE_FILES
 from harness.model.yamlmap import InputError
 from harness.numerics.inputs import make_inputs
 
@@ -33,7 +33,6 @@ ORACLE_CACHE = 8  # worker answers: the items of one case run back to back, a fe
 # inputs and oracles: make test runs items grouped by target, so a case comes back once per target; the
 # smoke tier's all fit (73 cases, < 1 MB), a full tier's are kept as far as this many bytes of arrays
 ORACLE_CACHE_BYTES = 256 << 20
-MARKER = "# convdiff: cases"  # a YAML file whose first line is this is collected wherever it is
 OPTIONS = ("convdiff_backends", "convdiff_cases", "convdiff_known_issues", "convdiff_gradients")
 
 
@@ -243,7 +242,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 def _marked(path: Path) -> bool:
     try:
         with path.open(encoding="utf-8") as f:
-            return f.readline().strip() == MARKER
+            return f.readline().strip() == CASE_FILE_MARKER
     except (OSError, UnicodeDecodeError):
         return False
 

@@ -113,7 +113,9 @@ class KnownIssue:
         """none found / reported / fixed in <release>: what upstream knows, as the entry says."""
         if self.fixed_in:
             return f"fixed in {self.fixed_in}"
-        return "none found" if self.link.lower().startswith("none found") else "reported"
+        if self.link.lower().startswith("none found") or not re.search(r"https?://", self.link):
+            return "none found"  # also "upstream report to file (...)", "no upstream issue found"
+        return "reported"
 
     def explains(self, rel_err: float | None) -> bool:
         """Whether a result with this relative error is within the entry's reach (None: no values were compared,

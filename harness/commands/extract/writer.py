@@ -18,7 +18,7 @@ from pathlib import Path
 import yaml
 
 from harness.commands.extract.layer import LayerConv
-from harness.model.loader import load_file
+from harness.model.loader import CASE_FILE_MARKER, load_file
 from harness.model.yamlmap import InputError
 
 
@@ -104,10 +104,11 @@ def _names_comment(names: list[str], width: int = 110) -> list[str]:
 
 
 def render(groups: list[Group], model: str, header: list[str], tier: str = "full") -> str:
-    """The case file's text: a header comment, defaults, one case per group."""
+    """The case file's text: the marker line (pytest collects the file wherever it is written:
+    harness/model/loader.py CASE_FILE_MARKER), a header comment, defaults, one case per group."""
     prefix = slug(model)
     total = sum(len(g.names) for g in groups)
-    lines = [f"# {h}" if h else "#" for h in header]
+    lines = [CASE_FILE_MARKER, *(f"# {h}" if h else "#" for h in header)]
     lines += [f"# {total} convolutions, {len(groups)} distinct configurations.", "", "defaults:",
               f"  tier: {tier}", "cases:"]
     width = max(2, len(str(len(groups))))
