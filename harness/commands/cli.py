@@ -9,12 +9,13 @@ import sys
 import zlib
 from pathlib import Path
 
-from backends.registry import UnknownBackend, get_backend, installed_backends, parse_backends, real_backends, registered
+from backends.registry import UnknownBackend, get_backend, installed_backends, parse_backends, real_backends
 from harness.commands import ownership
 from harness.commands.extract.command import add_parser as add_extract_parser
 from harness.commands.extract.command import cmd_extract
+from harness.commands.listing import cmd_backends
 from harness.commands.run_outputs import write_run_outputs
-from harness.execution.host import cpu_facts, describe_host
+from harness.execution.host import cpu_facts
 from harness.execution.progress import Progress
 from harness.execution.records import JsonlSink, Record
 from harness.execution.runner import Select, run_cases
@@ -193,44 +194,6 @@ def positive_int(text: str, expected: str = "a whole number") -> int:
     if n < 1:
         raise argparse.ArgumentTypeError("must be at least 1")
     return n
-
-
-def cmd_backends(args: argparse.Namespace, argv: list[str]) -> int:
-    from harness.execution.pool import Worker
-
-    names = parse_backends(args.backends) if args.backends else real_backends()
-    if args.probe:
-        from harness.commands.probe.cells import probe_command
-
-        return probe_command(names if args.backends else installed_backends(), args.json)
-    if args.capabilities:
-        from harness.commands.probe.capabilities import capability_table
-
-        print(capability_table(names))
-        return 0
-    print(describe_host())
-    regs = registered()
-    broken = 0
-    for name in names:
-        backend = get_backend(name)
-        reg = regs.get(name)
-        source = f"{reg.source} {reg.source_version}".strip() if reg else "convdiff (test-only)"
-        reason = backend.unavailable_reason()
-        if reason:
-            print(f"{name:<30} {'-':<16} [{source}] unavailable: {reason}")
-            continue
-        line, version = [], backend.version()
-        for device in backend.capabilities.devices:
-            w = Worker(name, device)
-            ok = w.ready()
-            broken += w.broken
-            facts = ", ".join(f"{k}={v}" for k, v in w.host.items())
-            state = "yes" if ok else f"BROKEN: {w.reason}" if w.broken else w.reason
-            line.append(f"{device}: {state}{f' ({facts})' if ok and facts else ''}")
-            version = w.version if ok else version
-            w.stop()
-        print(f"{name:<30} {version:<16} [{source}] " + "; ".join(line))
-    return 1 if broken else 0
 
 
 def cmd_report(args: argparse.Namespace, argv: list[str]) -> int:
