@@ -55,6 +55,20 @@ class FlippedTorch(Backend):
         return Output(y.numpy(), str(y.dtype).removeprefix("torch."), f"F.{case.op}(x, w.flip(spatial dims))")
 '''
 
+# the plugin's own reproducer template: run_framework(x, w, b) with torch alone
+TEMPLATE = """
+import torch
+import torch.nn.functional as F
+
+
+def run_framework(x, w, b):
+    xt = F.pad(torch.from_numpy(x_case).to(getattr(torch, DTYPE)), [p for pair in reversed(PADS) for p in pair])
+    wt = torch.flip(torch.from_numpy(w), list(range(2, w.ndim))).to(xt.dtype)
+    bt = None if b is None else torch.from_numpy(b).to(xt.dtype)
+    y = getattr(F, OP)(xt, wt, bt, stride=STRIDE, dilation=DILATION, groups=GROUPS)
+    return y.double().numpy(), str(y.dtype).removeprefix("torch.")
+"""
+
 CASES = """\
 cases:
   - {id: flip, op: conv2d, in_channels: 2, out_channels: 3, input_size: [5, 6], kernel_size: [2, 3], data: integers}
@@ -69,6 +83,12 @@ issues:
     status: mismatch
     reason: our adapter flips the kernel on purpose
     link: https://example.invalid/our-tracker/1
+  - id: our-typo
+    backend: flipped
+    cases: {op: conv9d}
+    status: mismatch
+    reason: matches nothing
+    link: none found
 """
 
 
@@ -117,12 +137,21 @@ def test_an_installed_entry_point_registers_the_adapter(outside: Path) -> None:
     (site / "myflip-0.1.dist-info").mkdir(parents=True)
     (site / "myflip.py").write_text(ADAPTER)
     (site / "myflip-0.1.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: myflip\nVersion: 0.1\n")
-    (site / "myflip-0.1.dist-info" / "entry_points.txt").write_text("[convdiff.backends]\nflipped = myflip:FlippedTorch\n")
+    (site / "myflip-0.1.dist-info" / "entry_points.txt").write_text(
+        "[convdiff.backends]\nflipped = myflip:FlippedTorch\n\n[convdiff.repro]\nflipped = myflip:repro_template\n")
+    with (site / "myflip.py").open("a") as f:  # the plugin's own reproducer template (entry point convdiff.repro)
+        f.write("\n\ndef repro_template(rec, case):\n    return TEMPLATE\n\n\nTEMPLATE = " + repr(TEMPLATE) + "\n")
     env = {"PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
     listing = convdiff(outside / "mycases", "backends", "--backends", "flipped", env=env)
     assert "[myflip 0.1]" in listing.stdout, listing.stdout + listing.stderr
     proc = convdiff(outside / "mycases", "run", ".", "--backends", "flipped", "--out", str(outside / "o"), env=env)
     assert proc.returncode == 1 and records(outside / "o")["flip"]["diagnosis"] == "flip_kernel"
+    repro = convdiff(outside / "mycases", "repro", "flip", "--backend", "flipped", "--cases", ".", env=env)
+    assert "torch.flip(torch.from_numpy(w)" in repro.stdout and "backends.registry" not in repro.stdout
+    script = outside / "repro.py"
+    script.write_text(repro.stdout)  # torch and NumPy only: the plugin's template, not the generic script
+    ran = subprocess.run([sys.executable, str(script)], cwd=outside, capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 1 and "verdict: mismatch" in ran.stdout, ran.stdout + ran.stderr
 
 
 def test_the_users_known_issues_file_makes_their_failure_known(outside: Path) -> None:
@@ -135,6 +164,7 @@ def test_the_users_known_issues_file_makes_their_failure_known(outside: Path) ->
     assert "ours.yaml" in (outside / "o" / "report.html").read_text()
     junit = (outside / "o" / "junit.xml").read_text()
     assert 'type="known-issue"' in junit and "known wrong value: mismatch" in junit
+    assert "known issue 'our-typo' (ours.yaml) matches no case" in proc.stderr  # stale, per file
 
 
 def test_a_case_file_outside_cases_gets_convdiffs_known_issues(tmp_path: Path) -> None:
