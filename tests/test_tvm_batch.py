@@ -10,7 +10,7 @@ is halved until the case stands alone; it must still be rejected with its own me
 tvm-torch-import also imports many cases' modules as one (backends/tvm/torch_batch.py): each member cut
 out of the batch must be the very function the importer gives for that module alone (structural
 equality, constants compared by value), and a member the importer refuses alone is never cut out;
-its records batched and unbatched: the whole corpus in the README (0 differences), and every make test
+its records batched and unbatched: the whole corpus (docs/guide/performance.md: 0 differences), and every make test
 runs its smoke items through the batched path against the oracle.
 """
 

@@ -70,7 +70,7 @@ def test_a_template_extends_the_longest_template_it_begins_with_in_order() -> No
 
 def test_the_converter_paths_templates_extend_their_source_frameworks() -> None:
     """The templates that import torch, TensorFlow or paddle beside another framework begin with that
-    framework's own template, so they fork from it instead of importing it again (the README's figures)."""
+    framework's own template, so they fork from it instead of importing it again (docs/guide/performance.md's figures)."""
     from backends.registry import get_backend
 
     installed = preloads.templates()

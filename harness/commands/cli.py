@@ -273,7 +273,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--tf32", choices=("on", "off"), default="off", help="allow TF32 on CUDA (default off)")
     run.add_argument("--compiled-sample", type=positive_int, default=1, metavar="N",
                      help="backends that export, convert or compile a model per case run a fixed 1/N of the cases of at most "
-                          f"{SAMPLE_MAX_MACS // 10**6} M multiply-adds (default 1: every case; `make run` uses the README's N)")
+                          f"{SAMPLE_MAX_MACS // 10**6} M multiply-adds (default 1: every case; `make run` uses 16)")
     run.add_argument("--gradients", action="store_true",
                      help="also judge grad_input, grad_weight, grad_bias of every case (as if gradients: true)")
     val = sub.add_parser("validate", help="check case files only")
