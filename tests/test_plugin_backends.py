@@ -270,7 +270,7 @@ def test_a_marked_case_file_is_collected_wherever_it_is(pytester: pytest.Pyteste
     """No convdiff_cases declared: only a YAML file whose first line is `# convdiff: cases` (what
     `convdiff extract` writes) becomes convdiff items; another YAML beside it is left alone."""
     pytester.mkdir("models")
-    pytester.path.joinpath("models", "net.yaml").write_text("# convdiff: cases\n" + CASES)
+    pytester.path.joinpath("models", "net.yaml").write_text("# our model\n# convdiff: cases\n" + CASES)
     pytester.path.joinpath("models", "other.yaml").write_text(CASES)
     result = run_pytest(pytester, "models", "--convdiff-backends", "torch", "--collect-only", "-q")
     ids = [ln for ln in result.stdout.lines if "::" in ln]

@@ -240,11 +240,17 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 
 def _marked(path: Path) -> bool:
+    """Whether the file's leading comment block (its first lines beginning with #) holds the marker line."""
     try:
         with path.open(encoding="utf-8") as f:
-            return f.readline().strip() == CASE_FILE_MARKER
+            for _, line in zip(range(8), f):
+                if not line.startswith("#"):
+                    return False
+                if line.strip() == CASE_FILE_MARKER:
+                    return True
     except (OSError, UnicodeDecodeError):
-        return False
+        pass
+    return False
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -14,7 +14,7 @@ from harness.model.validity import ShapeError, canonical_case
 from harness.model.yamlmap import InputError, LineList, LineMap, load_yaml, parsed_once
 
 NOT_CASE_FILES = {"known_issues.yaml"}
-CASE_FILE_MARKER = "# convdiff: cases"  # a first line that makes pytest collect the file wherever it is
+CASE_FILE_MARKER = "# convdiff: cases"  # a leading comment line that makes pytest collect the file wherever it is
 TOP_KEYS = ("defaults", "cases")
 
 

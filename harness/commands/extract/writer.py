@@ -108,7 +108,8 @@ def render(groups: list[Group], model: str, header: list[str], tier: str = "full
     harness/model/loader.py CASE_FILE_MARKER), a header comment, defaults, one case per group."""
     prefix = slug(model)
     total = sum(len(g.names) for g in groups)
-    lines = [CASE_FILE_MARKER, *(f"# {h}" if h else "#" for h in header)]
+    lines = [f"# {h}" if h else "#" for h in header]
+    lines.insert(1 if lines and "$schema=" in lines[0] else 0, CASE_FILE_MARKER)  # after a schema line
     lines += [f"# {total} convolutions, {len(groups)} distinct configurations.", "", "defaults:",
               f"  tier: {tier}", "cases:"]
     width = max(2, len(str(len(groups))))
