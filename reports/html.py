@@ -1,7 +1,9 @@
-"""report.html: one self-contained page (inline CSS, JS and SVG; no network) rendered with jinja2.
+"""report.html: one self-contained page (inline CSS, JS, SVG and data; no network), rendered with jinja2.
 
-The view model comes from reports.model; this module only wires in the plot and
-script makers and renders the template with autoescaping on.
+The view model comes from reports.model; the compressed data the page's script decodes comes from
+reports.payload. This module wires in the plot and script makers and renders the templates with
+autoescaping on: the headline, the overview, the matrix and one header per finding are HTML; the result
+lists and detail panels are built in the browser from the data, on demand.
 """
 
 from __future__ import annotations
@@ -15,11 +17,15 @@ import jinja2
 import markupsafe
 
 from harness.execution.records import Record
-from reports.model import Report, build_report, load_known_info
+from reports.model import STATUS_CODE, STATUS_ORDER, Report, build_report, ratio_text
+from reports.overview import UNEXPECTED_NAMED
 
 TEMPLATES = Path(__file__).parent / "templates"
 DEFAULT_KNOWN = Path("cases") / "known_issues.yaml"
-SEPARATOR = "\x1e"  # ASCII record separator between detail panels
+
+
+def _num(n: int) -> str:
+    return f"{n:,}"
 
 
 def environment() -> jinja2.Environment:
@@ -30,27 +36,36 @@ def environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.globals["inf"] = math.inf
+    env.globals.update(inf=math.inf, STATUS_CODE=STATUS_CODE, STATUS_ORDER=STATUS_ORDER, UNEXPECTED_NAMED=UNEXPECTED_NAMED)
+    env.filters["num"] = _num
+    env.filters["ratio"] = ratio_text
     return env
 
 
+def _static(name: str) -> markupsafe.Markup:
+    """A file of ours inlined as is (CSS, JS): no user data in it, and no jinja syntax to trip over."""
+    text = (TEMPLATES / name).read_text(encoding="utf-8")
+    assert "</script" not in text and "</style" not in text, name
+    return markupsafe.Markup(text)
+
+
+def detail_bodies(report: Report) -> list[str]:
+    """Every listed result's detail panel as escaped HTML, in page order (ResultView.key)."""
+    macros = environment().get_template("detail.html.j2").module
+    return [str(macros.unsupported(m) if f.status == "unsupported" else macros.detail(m))
+            for f in report.findings + report.unsupported for m in f.members]
+
+
 def render(report: Report) -> str:
-    """The page. Detail panels sit as raw HTML in one inert <script type="text/plain"> block, split by
-    SEPARATOR, and enter the DOM on first open: a 20,000-result report builds only its summary rows at load."""
-    env = environment()
-    macros = env.get_template("detail.html.j2").module
-    bodies = []
-    for f in report.findings + report.unsupported:
-        for m in f.members:
-            m.key = len(bodies)
-            body = str(macros.unsupported(m) if f.status == "unsupported" else macros.detail(m))
-            # user data is already escaped; this keeps our own markup from ending the block early
-            bodies.append(body.replace(SEPARATOR, "").replace("</script", "<\\/script").replace("<!--", "&lt;!--"))
-    return env.get_template("report.html.j2").render(r=report, details=markupsafe.Markup(SEPARATOR.join(bodies)))
+    from reports.payload import payload
+
+    index, chunks = payload(report, detail_bodies(report))
+    return environment().get_template("report.html.j2").render(
+        r=report, ov=report.overview, index=index, chunks=chunks, css=_static("report.css"), js=_static("report.js"))
 
 
 def _script(rec: Record) -> str | None:
-    from reports.repro import ReproUnavailable, script_for
+    from reports.repro.script import ReproUnavailable, script_for
 
     try:
         return script_for(rec)
@@ -59,14 +74,14 @@ def _script(rec: Record) -> str | None:
 
 
 def build(records: Sequence[Record], summary: dict[str, Any], known_path: Path | None = DEFAULT_KNOWN) -> Report:
+    from reports.drift_plot import drift_svgs
+    from reports.known import entry_info, load_file_info
     from reports.plots import where_svg
 
     # The run records the known issues it used; an older summary falls back to the file.
-    known_info = {k: tuple(v) for k, v in summary.get("known_issues", {}).items()}
+    known_info = entry_info(summary.get("known_issues", {}))
     if not known_info and known_path is not None and known_path.exists():
-        known_info = load_known_info(known_path)
-    from reports.drift_plot import drift_svgs
-
+        known_info = load_file_info(known_path)
     return build_report(records, summary, known_info, script_for=_script, plot_for=where_svg,
                         drift_plots=drift_svgs(summary.get("drift", [])))
 

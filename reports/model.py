@@ -1,8 +1,14 @@
 """The report's data model: what report.html shows, computed from records and the summary.
 
-Kept apart from rendering (html.py + the template) so the model can be tested without
-parsing HTML, and so a 20,000-result report stays cheap: passing results only become
-matrix counts; details are built for non-pass results alone.
+Kept apart from rendering (html.py, payload.py and the templates) so the model can be tested without
+parsing HTML, and so a 20,000-result report stays cheap: passing results only become matrix counts;
+details are built for non-pass results alone.
+
+Findings (results sharing a signature) are ordered by class (reports.overview.CLASSES): silent wrong
+values first, ranked by error/bound (a non-finite output counts as the largest; a wrong shape or dtype
+and an accepted invalid case, which have no error/bound, come after every measured one); then crashes
+and timeouts; then refusals and errors; unsupported last. Within a class, groups holding an unexpected
+result come before those a known issue explains.
 """
 
 from __future__ import annotations
@@ -14,18 +20,24 @@ import shlex
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import yaml
 
 from harness.execution.records import STATUSES, Record
 from harness.model.case import OPS, QUANT_DTYPES
+from reports.families import family, group_targets
+from reports.known import KnownView, known_views
+from reports.overview import CLASS_OF, Overview, overview
 
 # Matrix / badge order: most alarming first after pass, so the eye lands on it.
 STATUS_ORDER = ("pass", "mismatch", "shape_mismatch", "accepted_invalid", "rejected", "error", "crash", "timeout",
                 "unsupported")
 assert set(STATUS_ORDER) == set(STATUSES)
+# one-letter codes for the matrix cells (the legend above the matrix spells them out)
+STATUS_CODE = {"pass": "\u2713", "mismatch": "M", "shape_mismatch": "S", "accepted_invalid": "A", "rejected": "R",
+               "error": "E", "crash": "C", "timeout": "T", "unsupported": "U"}
+NO_RATIO = -1.0  # severity of a wrong value without an error/bound (wrong shape or dtype, accepted invalid case)
 
 
 @dataclass
@@ -41,7 +53,7 @@ class ResultView:
     script: str | None = None
     plot: str = ""           # inline SVG (matplotlib for the worst members, a sparkline otherwise)
     new: bool = False        # not in the baseline's member list for this finding
-    key: int = -1            # index of its detail panel in the page's lazy-loaded list
+    key: int = -1            # the result's place in page order: its detail panel, its #r= link
     blame: dict[str, Any] | None = None  # who agrees with the oracle on this case (summary['blame'])
 
     @property
@@ -49,10 +61,15 @@ class ResultView:
         return matrix_row(self.rec)
 
     @property
-    def search(self) -> str:
-        """Lower-case text the search box matches against."""
+    def label(self) -> str:
         r = self.rec
-        return " ".join([r.file, r.case_id, r.output, r.message, r.diagnosis or "", r.known_issue or ""]).lower()
+        return f"{r.file}::{r.case_id}" + (f" [{r.output}]" if r.output != "out" else "")
+
+    @property
+    def search(self) -> str:
+        """Lower-case text the search box matches against (the finding adds its diagnosis and known issue)."""
+        r = self.rec
+        return " ".join([r.file, r.case_id, r.output, r.message]).lower()
 
 
 @dataclass
@@ -68,14 +85,33 @@ class Finding:
     output: str = "out"      # out, or the gradient these results judge
     members: list[ResultView] = field(default_factory=list)
     baseline: str = ""       # "" (no baseline) | "new" | "still present"
+    family: str = ""
+    known: KnownView | None = None
+    index: int = -1          # place in page order
 
     @property
     def key(self) -> tuple:
         return (self.backend, self.device, self.op, self.status, self.diagnosis, self.known_issue, self.output)
 
     @property
+    def target(self) -> str:
+        return f"{self.backend}-{self.device}"
+
+    @property
+    def cls(self) -> int:
+        return CLASS_OF[self.status]
+
+    @property
     def worst(self) -> float:
         return max((m.severity for m in self.members), default=0.0)
+
+    @property
+    def worst_text(self) -> str:
+        """The largest error/bound, as the header shows it ('' for statuses that have none)."""
+        w = self.worst
+        if self.cls != 0 or w == NO_RATIO:
+            return ""
+        return "non-finite output" if math.isinf(w) else f"{ratio_text(w)} x bound"
 
     @property
     def unexpected(self) -> int:
@@ -87,22 +123,14 @@ class Finding:
 
 
 @dataclass
-class KnownView:
-    id: str
-    reason: str = ""
-    link: str = ""           # shown with jinja's urlize: only http(s)/www text becomes a link
-    hits: Counter = field(default_factory=Counter)   # status -> results matched
-    fixed: list[str] = field(default_factory=list)   # members that now pass
-
-
-@dataclass
 class Report:
     fingerprint: dict[str, Any]
     total: int
     unexpected: int
     ops: list[str]
     targets: list[str]
-    matrix: dict[tuple[str, str], Counter]
+    families: list[tuple[str, list[str]]]          # (family, its targets), in display order
+    matrix: dict[tuple[str, str], Counter]         # (row, target or "@family") -> status counts + "unexpected"
     findings: list[Finding]
     unsupported: list[Finding]
     known: list[KnownView]
@@ -112,15 +140,19 @@ class Report:
     drift_plots: list[tuple[str, str]]  # (family, inline SVG) for every backend's curve
     filters: dict[str, list[str]]
     passes: int
+    overview: Overview
+    unexpected_results: list[ResultView] = field(default_factory=list)  # in page order
+    worst_wrong: ResultView | None = None   # the largest wrong value (first member of the first finding)
     fuzz: dict[str, Any] = field(default_factory=dict)  # `convdiff fuzz`: known vs new signatures (summary['fuzz'])
 
-    def cell(self, op: str, target: str) -> list[tuple[str, int]]:
-        counts = self.matrix.get((op, target), Counter())
+    def cell(self, op: str, column: str) -> list[tuple[str, int]]:
+        """Counts in one matrix cell; `column` is a target or "@" + a family."""
+        counts = self.matrix.get((op, column), Counter())
         return [(s, counts[s]) for s in STATUS_ORDER if counts[s]]
 
-    def cell_class(self, op: str, target: str) -> str:
+    def cell_class(self, op: str, column: str) -> str:
         """Colour of a matrix cell: its most alarming content."""
-        counts = self.matrix.get((op, target), Counter())
+        counts = self.matrix.get((op, column), Counter())
         if not counts:
             return "empty"
         if counts["unexpected"]:
@@ -141,13 +173,30 @@ def matrix_row(rec: Record) -> str:
     return rec.op + (ROW_KINDS[1] if rec.params.get("epilogue") else ROW_KINDS[0])
 
 
+def ratio_text(x: float) -> str:
+    """An error/bound as the page writes it, %.3g with a plain exponent: 1.7, 5.57e15 (report.js: fmt)."""
+    mantissa, e, exponent = f"{x:.3g}".partition("e")
+    return mantissa + (f"e{int(exponent)}" if e else "")
+
+
+def nonfinite_output(rec: Record) -> bool:
+    """NaN or inf where the reference is finite (records written before `nonfinite` existed say so in the message)."""
+    if rec.nonfinite:
+        return True
+    ratio = rec.bound_ratio
+    if rec.status != "mismatch":
+        return False
+    return "non-finite" in rec.message if ratio is None else not math.isfinite(ratio)
+
+
 def severity(rec: Record) -> float:
-    """Sort key for 'worst first': the bound ratio; statuses without one (NaN, crash, ...) count as infinite."""
-    if rec.status in ("pass", "unsupported"):
-        return rec.bound_ratio or 0.0
-    if rec.bound_ratio is None or not math.isfinite(rec.bound_ratio):
+    """Rank of a result inside its class: a wrong value's error/bound, infinite for a non-finite output and
+    NO_RATIO where no value was compared (a wrong shape or dtype, an accepted invalid case); 0 otherwise."""
+    if rec.status not in ("mismatch", "shape_mismatch", "accepted_invalid"):
+        return 0.0
+    if nonfinite_output(rec):
         return math.inf
-    return rec.bound_ratio
+    return NO_RATIO if rec.bound_ratio is None else float(rec.bound_ratio)
 
 
 class _PlainDumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
@@ -175,42 +224,38 @@ def repro_command(rec: Record) -> str:
                        "--device", rec.device, *(["--output", rec.output] if rec.output != "out" else [])])
 
 
-def load_known_info(path: Path) -> dict[str, tuple[str, str]]:
-    """id -> (reason, link) from known_issues.yaml; empty when it is missing or broken (report still renders)."""
-    try:
-        from harness.judge.known_issues import load_known_issues
-
-        return {e.id: (e.reason, e.link) for e in load_known_issues(path).entries}
-    except Exception:  # noqa: BLE001 - a broken file is reported by `run`, not here
-        return {}
-
-
 def build_report(
     records: Sequence[Record],
     summary: dict[str, Any],
-    known_info: dict[str, tuple[str, str]] | None = None,
+    known_info: dict[str, dict[str, str]] | None = None,
     script_for: Callable[[Record], str | None] | None = None,
     plot_for: Callable[[Record, bool], str] | None = None,
     scripts_per_finding: int = 5,
     full_plots: int = 16,
     drift_plots: list[tuple[str, str]] | None = None,
 ) -> Report:
-    """The view model. `script_for` / `plot_for` are injected so tests can build a model without them."""
+    """The view model. `known_info`: id -> {reason, link, file, fixed_in} (reports.known.entry_info);
+    `script_for` / `plot_for` are injected so tests can build a model without them."""
     matrix: dict[tuple[str, str], Counter] = defaultdict(Counter)
     groups: dict[tuple, Finding] = {}
-    known: dict[str, KnownView] = {}
+    hits: dict[str, Counter] = defaultdict(Counter)
+    fixed: dict[str, list[str]] = defaultdict(list)
+    files: dict[str, str] = {}
     tags: set[str] = set()
     passes = 0
     for r in records:
         target = f"{r.backend}-{r.device}"
-        cell = matrix[(matrix_row(r), target)]
-        cell[r.status] += 1
-        cell["unexpected"] += r.unexpected
+        row = matrix_row(r)
+        for column in (target, "@" + family(r.backend)):
+            cell = matrix[(row, column)]
+            cell[r.status] += 1
+            cell["unexpected"] += r.unexpected
         if r.known_issue:
-            kv = known.setdefault(r.known_issue, KnownView(r.known_issue))
-            kv.hits[r.status] += 1
+            hits[r.known_issue][r.status] += 1
+            if r.known_issue_file:
+                files.setdefault(r.known_issue, r.known_issue_file)
             if r.fixed_upstream:
-                kv.fixed.append(f"{r.file}::{r.case_id} [{target}]")
+                fixed[r.known_issue].append(f"{r.file}::{r.case_id} [{target}]")
         if r.status == "pass":
             passes += 1
             continue
@@ -218,40 +263,50 @@ def build_report(
         tags.update(rtags)
         key = (r.backend, r.device, r.op, r.status, r.diagnosis,
                r.known_issue if r.status != "unsupported" else r.message, r.output)
-        f = groups.setdefault(key, Finding(*key))
+        f = groups.get(key)
+        if f is None:
+            f = groups[key] = Finding(*key, family=family(r.backend))
         f.members.append(ResultView(r, target, rtags, severity(r), case_yaml(r), repro_command(r)))
-    for kid, (reason, link) in (known_info or {}).items():
-        if kid in known:
-            known[kid].reason, known[kid].link = reason, link
+    known = known_views(hits, fixed, files, known_info or {})
     findings = sorted((f for f in groups.values() if f.status != "unsupported"),
-                      key=lambda f: (f.unexpected == 0, -f.worst, -len(f.members), str(f.key)))
+                      key=lambda f: (f.cls, f.unexpected == 0, -f.worst, -len(f.members), str(f.key)))
     unsupported = sorted((f for f in groups.values() if f.status == "unsupported"),
                          key=lambda f: (-len(f.members), str(f.key)))
+    for f in findings:
+        f.known = known.get(f.known_issue or "")
     _decorate(findings, unsupported, script_for, plot_for, scripts_per_finding, full_plots)
     blames = {(b["file"], b["case_id"], b["device"], b.get("output", "out")): b for b in summary.get("blame", [])}
     for f in findings:
         for m in f.members:
             m.blame = blames.get((m.rec.file, m.rec.case_id, m.rec.device, m.rec.output))
     _apply_baseline(findings, summary.get("baseline"))
-    targets = sorted({t for _, t in matrix})
+    key = 0
+    for i, f in enumerate(findings + unsupported):
+        f.index = i
+        for m in f.members:
+            m.key, key = key, key + 1
+    targets = sorted({t for _, t in matrix if not t.startswith("@")})
     present = {row for row, _ in matrix}
     rows = [op + kind for op in OPS for kind in ROW_KINDS if op + kind in present]
     rows += sorted(present - set(rows))
+    families = group_targets(targets)
     return Report(
         fingerprint=summary.get("fingerprint") or {},
         total=len(records),
         unexpected=sum(r.unexpected for r in records),
         ops=rows,
         targets=targets,
+        families=families,
         matrix=dict(matrix),
         findings=findings,
         unsupported=unsupported,
-        known=sorted(known.values(), key=lambda k: k.id),
+        known=list(known.values()),
         stale_known=list(summary.get("stale_known_issues", [])),
         gone=list((summary.get("baseline") or {}).get("gone", [])),
         drift=[d for d in summary.get("drift", []) if d.get("flagged")],
         drift_plots=drift_plots or [],
         filters={
+            "family": [fam for fam, _ in families],
             "backend": sorted({r.backend for r in records}),
             "device": sorted({r.device for r in records}),
             "status": [s for s in STATUS_ORDER if s != "pass" and any(s in c for c in matrix.values())],
@@ -259,6 +314,9 @@ def build_report(
             "tag": sorted(tags),
         },
         passes=passes,
+        overview=overview(records, summary),
+        unexpected_results=[m for f in findings for m in f.members if m.rec.unexpected],
+        worst_wrong=findings[0].members[0] if findings and findings[0].cls == 0 else None,
         fuzz=summary.get("fuzz") or {},
     )
 
