@@ -1,37 +1,80 @@
-"""torch.ao quantized Conv1d/Conv2d/ConvTranspose2d under the fbgemm engine, u8 activations over their full range,
-s8 weights in [-127, 127], against exact integers. On an x86 CPU without AVX512-VNNI, fbgemm multiplies
-u8 x s8 with vpmaddubsw, which adds two adjacent products of the im2col row into a saturating int16, so
-pair sums beyond 32767 are clamped. fbgemm decides from CPUID (ONEDNN_MAX_CPU_ISA does not change it);
-with VNNI (vpdpbusd, int32) every line prints 0."""
+"""fbgemm quantized convs without AVX512-VNNI saturate u8 x s8 pair sums at int16 for full-range activations
+
+Project: pytorch/pytorch (https://github.com/pytorch/pytorch/issues)
+Upstream: comment for https://github.com/pytorch/pytorch/issues/46749
+Related: https://github.com/pytorch/pytorch/issues/44939 (the vpmaddubsw saturation, closed as documented: the observers' reduce_range)
+Checked: 2026-11-28, torch 2.13.0+cpu, searched pytorch/pytorch issues for "fbgemm saturation vpmaddubsw", "reduce_range fbgemm conv wrong", "quantized conv AVX2 saturation"
+
+What happens: on an x86 CPU without AVX512-VNNI (measured on an AVX2-only AMD EPYC, 2026-11-25) fbgemm multiplies
+u8 x s8 with vpmaddubsw and adds two adjacent products of the im2col row into a saturating int16. A quantized Conv1d
+1 -> 1, kernel 2, x = 255, w = 127, y_scale 1000 returns 33 = round(32767 / 1000) for the exact round(2 * 255 * 127 /
+1000) = 65; random full-range activations are 7-91 units of y off on every full-range uint8 conv and conv_transpose
+case convdiff ran (43 of 43, 1-D to 3-D, per-tensor and per-channel, grouped and depthwise), under the fbgemm engine
+and the x86 engine (which runs every conv in fbgemm on such a CPU). Narrow (7-bit) activations are exact. fbgemm
+decides from CPUID, so ONEDNN_MAX_CPU_ISA does not change it: on an AVX512-VNNI CPU every result is exact.
+
+Expected: exact int32 accumulation of u8 x s8 products; the script's reference is exact integer arithmetic, y =
+clip(round(acc * x_scale * w_scale / y_scale) + y_zp, 0, 255). Where a kernel cannot, the flow should keep activations
+in 7 bits (reduce_range, as torch's default fbgemm/x86 qconfigs do) or raise for modules quantized without it, as
+#46749 proposes.
+
+Mechanism: fbgemm's non-VNNI u8s8 kernels use vpmaddubsw, whose int16 pair sums saturate (#44939 traced it; torch's
+reduce_range exists for it); with AVX512-VNNI they use vpdpbusd (int32). The pairs are adjacent elements of the
+im2col row (taps outer, channels inner).
+
+Host: fbgemm without AVX512-VNNI (CPUID): AVX2-only CPUs, AVX-512 CPUs before Cascade Lake.
+"""
+import sys
+import warnings
+
 import numpy as np
 import torch
 import torch.ao.nn.quantized as nnq
 import torch.nn.functional as F
 
-torch.backends.quantized.engine = "fbgemm"
-print("torch", torch.__version__, "engine fbgemm, cpu capability", torch.backends.cpu.get_cpu_capability())
+warnings.filterwarnings("ignore")  # torch 2.13 deprecates torch.ao quantized modules
 
-# 1. The smallest: one input channel, two taps, x = 255, w = 127. Exact acc = 2 * 255 * 127 = 64770.
-m = nnq.Conv1d(1, 1, 2, bias=False)
-m.set_weight_bias(torch._make_per_tensor_quantized_tensor(torch.full((1, 1, 2), 127, dtype=torch.int8), 1.0, 0), None)
-m.scale, m.zero_point = 1000.0, 0  # y = round(acc / 1000): exact 65, saturated 32767 -> 33
-y = m(torch._make_per_tensor_quantized_tensor(torch.full((1, 1, 2), 255, dtype=torch.uint8), 1.0, 0))
-print(f"conv1d 1->1, k=2, x=255, w=127: y = {int(y.int_repr().item())}, exact 65 (int16-saturated pair: 33)")
 
-# 2. Ordinary data: random full-range x (zero point 128) and w, a 3x3 conv2d and conv_transpose2d, 16 -> 6 channels.
-rng = np.random.default_rng(0)
-cin, cout, k, L, zx, sx, sw = 16, 6, 3, 7, 128, 0.01, 0.002
-x = rng.integers(0, 256, size=(1, cin, L, L)).astype(np.uint8)
-for name, transposed in (("conv2d", False), ("conv_transpose2d", True)):
-    w = rng.integers(-127, 128, size=(cin, cout, k, k) if transposed else (cout, cin, k, k)).astype(np.int8)
-    fn = F.conv_transpose2d if transposed else F.conv2d
-    acc = fn(torch.from_numpy(x.astype(np.float64) - zx), torch.from_numpy(w.astype(np.float64))).numpy()
-    lo, hi = min(acc.min(), 0) * sx * sw, max(acc.max(), 0) * sx * sw
-    sy = float(np.float32((hi - lo) / 255)); zy = int(np.clip(np.rint(-lo / sy), 0, 255))
-    exact = np.clip(np.rint(acc * sx * sw / sy) + zy, 0, 255)
-    m = (nnq.ConvTranspose2d if transposed else nnq.Conv2d)(cin, cout, k, bias=False)
-    m.set_weight_bias(torch._make_per_tensor_quantized_tensor(torch.from_numpy(w), sw, 0), None)
-    m.scale, m.zero_point = sy, zy
-    y = m(torch._make_per_tensor_quantized_tensor(torch.from_numpy(x), sx, zx)).int_repr().numpy().astype(np.int64)
-    off = np.abs(y - exact)
-    print(f"{name}: max |y - exact| = {off.max():.0f} units of y on {int((off > 1).sum())}/{off.size} elements")
+def main() -> int:
+    print(f"torch {torch.__version__}, quantized engines {torch.backends.quantized.supported_engines}, CPU "
+          f"capability {torch.backends.cpu.get_cpu_capability()}, AVX512-VNNI (CPUID): {torch.cpu._is_vnni_supported()}")
+    if "fbgemm" not in torch.backends.quantized.supported_engines:
+        print("not shown on this host: the fbgemm quantized engine is not built in")
+        return 0
+    torch.backends.quantized.engine = "fbgemm"
+    wrong = 0
+    # 1. The smallest: one input channel, two taps, x = 255, w = 127: exact acc 64770 -> 65, int16-saturated -> 33.
+    m = nnq.Conv1d(1, 1, 2, bias=False)
+    m.set_weight_bias(torch._make_per_tensor_quantized_tensor(torch.full((1, 1, 2), 127, dtype=torch.int8), 1.0, 0), None)
+    m.scale, m.zero_point = 1000.0, 0
+    y = int(m(torch._make_per_tensor_quantized_tensor(torch.full((1, 1, 2), 255, dtype=torch.uint8), 1.0, 0)).int_repr())
+    print(f"fbgemm Conv1d 1 -> 1, kernel 2, x = 255, w = 127, y_scale 1000: y = {y}, exact 65 (int16-saturated: 33)")
+    wrong += abs(y - 65) > 1
+    # 2. Random full-range x (zero point 128) and w, 16 -> 6 channels, 3x3, conv2d and conv_transpose2d.
+    rng = np.random.default_rng(0)
+    cin, cout, k, size, zx, sx, sw = 16, 6, 3, 7, 128, 0.01, 0.002
+    x = rng.integers(0, 256, size=(1, cin, size, size)).astype(np.uint8)
+    for name, transposed in (("Conv2d", False), ("ConvTranspose2d", True)):
+        w = rng.integers(-127, 128, size=(cin, cout, k, k) if transposed else (cout, cin, k, k)).astype(np.int8)
+        fn = F.conv_transpose2d if transposed else F.conv2d  # float64: every partial sum is an exact integer here
+        acc = fn(torch.from_numpy(x.astype(np.float64) - zx), torch.from_numpy(w.astype(np.float64))).numpy()
+        lo, hi = min(acc.min(), 0) * sx * sw, max(acc.max(), 0) * sx * sw
+        sy = float(np.float32((hi - lo) / 255))
+        zy = int(np.clip(np.rint(-lo / sy), 0, 255))
+        exact = np.clip(np.rint(acc * sx * sw / sy) + zy, 0, 255)
+        m = (nnq.ConvTranspose2d if transposed else nnq.Conv2d)(cin, cout, k, bias=False)
+        m.set_weight_bias(torch._make_per_tensor_quantized_tensor(torch.from_numpy(w), sw, 0), None)
+        m.scale, m.zero_point = sy, zy
+        y = m(torch._make_per_tensor_quantized_tensor(torch.from_numpy(x), sx, zx)).int_repr().numpy().astype(np.int64)
+        off = np.abs(y - exact)
+        print(f"fbgemm {name} {cin} -> {cout}, 3x3, random full-range u8 / s8: max |y - exact| = {off.max():.0f} units "
+              f"of y on {int((off > 1).sum())}/{off.size} elements")
+        wrong += off.max() > 1
+    if not wrong and torch.cpu._is_vnni_supported():
+        print("not shown on this host: fbgemm uses its AVX512-VNNI kernels here (int32 sums)")
+        return 0
+    return 1 if wrong else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
