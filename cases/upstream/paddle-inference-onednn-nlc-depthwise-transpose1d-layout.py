@@ -1,53 +1,111 @@
-"""paddle.inference (CPU, oneDNN on by default): a depthwise (groups == C_in == C_out) conv1d_transpose
-in NLC layout returns its output in oneDNN's [N, 1, C, L] dims instead of [N, L, C]: the values are
-right (y[0, 0].T equals eager paddle), the layout is lost. 3 channels, length 12, kernel 5, stride 2:
-(1, 1, 3, 27) for (1, 27, 3). switch_ir_optim(False) does not help; disable_mkldnn() is right; NCL,
-groups 1, a depth multiplier 2, float64 and NHWC/NDHWC depthwise conv_transpose2d/3d are right.
-paddlepaddle 3.3.1. Known issue paddle-inference-onednn-nlc-depthwise-transpose1d-layout (convdiff)."""
+"""Paddle Inference (oneDNN): depthwise conv1d_transpose in NLC returns a 4-D [N, 1, C, L] tensor instead of [N, L, C]
+
+Project: PaddlePaddle/Paddle (https://github.com/PaddlePaddle/Paddle/issues)
+Upstream: none found
+Related: https://github.com/PaddlePaddle/Paddle/issues/43105 (oneDNN with NHWC models, open); https://github.com/PaddlePaddle/Paddle/issues/38126 (oneDNN conv output format with NHWC)
+Checked: 2026-11-28, paddlepaddle 3.3.1 (CPU), searched PaddlePaddle/Paddle issues for "conv1d_transpose NLC mkldnn", "depthwise conv_transpose NHWC oneDNN output shape", "conv1d_transpose data_format NLC inference wrong shape"
+
+What happens: a paddle.jit.save'd layer computing F.conv1d_transpose(x, w, stride=2, groups=3, data_format="NLC")
+(3 channels, depthwise, length 12, kernel 5, float32), run by a CPU paddle.inference predictor with oneDNN on (the
+default), returns a tensor of shape (1, 1, 3, 27) instead of (1, 27, 3). The values are right but laid out as
+[N, 1, C, L]: y[0, 0].T equals the float64 NumPy reference to 1.4e-7. The same with switch_ir_optim(False); right with
+config.disable_mkldnn(), in NCL layout, and with groups 1 in NLC (measured here); a depth multiplier of 2 (3->6),
+groups 2 with 4->4, float64, depthwise NHWC/NDHWC conv2d_transpose/conv3d_transpose and depthwise NLC conv1d are right
+too (measured 2026-11-26). Eager paddle is right.
+
+Expected: shape (1, 27, 3), [N, L_out, C] with L_out = (12 - 1) * 2 + 5 = 27, as eager paddle returns. The reference
+here is a float64 NumPy transposed convolution (each input element scatters x * w over the kernel span).
+
+Mechanism: not known. conv1d_transpose is lowered to unsqueeze -> (depthwise_)conv2d_transpose -> squeeze; with
+oneDNN the squeeze and the rotation back to channels-last are lost for the depthwise case. config.delete_pass(
+"onednn_placement_pass") restores the shape; deleting depthwise_conv_onednn_pass, squeeze_transpose_onednn_fuse_pass,
+operator_unsqueeze_onednn_fuse_pass or operator_reshape_onednn_fuse_pass does not.
+
+Host: Paddle Inference with oneDNN on (Config.mkldnn_enabled(): the CPU default of the x86 wheel in 3.3.1).
+"""
 import os
+import sys
 import tempfile
+import warnings
 
 import numpy as np
+
+warnings.filterwarnings("ignore", message="No ccache found")  # printed by paddle's import on hosts without ccache
 import paddle
 import paddle.nn.functional as F
 from paddle.static import InputSpec
 
-paddle.set_device("cpu")
 C, L, K, S = 3, 12, 5, 2
 rng = np.random.default_rng(0)
-W = rng.standard_normal((C, 1, K)).astype("float32")
 X = rng.standard_normal((1, L, C)).astype("float32")
 
 
-class Net(paddle.nn.Layer):
-    def __init__(self):
-        super().__init__()
-        self.w = paddle.create_parameter([C, 1, K], "float32")
-        self.w.set_value(W)
+def predict(w, groups, layout, x, onednn=True, ir_optim=True):
+    """F.conv1d_transpose in a layer, paddle.jit.save'd and run by a CPU predictor."""
+    class Net(paddle.nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.w = self.create_parameter(list(w.shape), default_initializer=paddle.nn.initializer.Assign(w))
 
-    def forward(self, x):
-        return F.conv1d_transpose(x, self.w, None, stride=[S], groups=C, padding=0, data_format="NLC")
+        def forward(self, t):
+            return F.conv1d_transpose(t, self.w, None, stride=S, groups=groups, data_format=layout)
 
-
-def predict(onednn: bool) -> np.ndarray:
-    net = Net()
-    with tempfile.TemporaryDirectory() as d:
-        paddle.jit.save(net, f"{d}/model", input_spec=[InputSpec([1, L, C], "float32", name="x")])
-        model = f"{d}/model.json" if os.path.exists(f"{d}/model.json") else f"{d}/model.pdmodel"
-        cfg = paddle.inference.Config(model, f"{d}/model.pdiparams")
+    with tempfile.TemporaryDirectory() as tmp:
+        paddle.jit.save(Net(), os.path.join(tmp, "model"), input_spec=[InputSpec(list(x.shape), "float32", name="x")])
+        cfg = paddle.inference.Config(os.path.join(tmp, "model.json"), os.path.join(tmp, "model.pdiparams"))
         cfg.disable_gpu()
+        cfg.disable_glog_info()
+        cfg.switch_ir_optim(ir_optim)
         if not onednn:
             cfg.disable_mkldnn()
         p = paddle.inference.create_predictor(cfg)
-        p.get_input_handle("x").copy_from_cpu(X)
+        p.get_input_handle("x").copy_from_cpu(x)
         p.run()
         return p.get_output_handle(p.get_output_names()[0]).copy_to_cpu()
 
 
-ref = Net()(paddle.to_tensor(X)).numpy()
-for onednn in (True, False):
-    y = predict(onednn)
-    same = y.shape == ref.shape and np.allclose(y, ref, atol=1e-5)
-    print(f"oneDNN {'on ' if onednn else 'off'}: shape {y.shape}, eager {ref.shape}: {'right' if same else 'WRONG'}")
-    if not same and y.ndim == 4:
-        print("  values as [N, 1, C, L]: y[0, 0].T equals eager:", bool(np.allclose(y[0, 0].T, ref[0], atol=1e-5)))
+def reference_ncl(x, w, groups):
+    """float64 transposed conv1d, NCL, w (C_in, C_out/groups, K), no padding."""
+    n, cin, length = x.shape
+    og, cg = w.shape[1], cin // groups
+    y = np.zeros((n, og * groups, (length - 1) * S + K))
+    for g in range(groups):
+        for k in range(K):
+            y[:, g * og:(g + 1) * og, k:k + (length - 1) * S + 1:S] += np.einsum(
+                "ncl,co->nol", x[:, g * cg:(g + 1) * cg].astype(np.float64), w[g * cg:(g + 1) * cg, :, k].astype(np.float64))
+    return y
+
+
+paddle.set_device("cpu")
+probe = paddle.inference.Config()
+probe.disable_gpu()
+ONEDNN = bool(probe.mkldnn_enabled())
+print(f"paddle {paddle.__version__} (commit {paddle.version.commit[:10]}); CPU predictor oneDNN by default: {ONEDNN} "
+      f"(Config.mkldnn_enabled()); AVX-512F: {paddle.base.core.supports_avx512f()}")
+
+shown = False
+for what, groups, layout, kw in [("depthwise (groups 3), NLC", 3, "NLC", {}),
+                                 ("depthwise (groups 3), NLC, switch_ir_optim(False)", 3, "NLC", {"ir_optim": False}),
+                                 ("depthwise (groups 3), NLC, config.disable_mkldnn()", 3, "NLC", {"onednn": False}),
+                                 ("depthwise (groups 3), NCL", 3, "NCL", {}),
+                                 ("groups 1, NLC", 1, "NLC", {})]:
+    w = rng.standard_normal((C, C // groups, K)).astype("float32")
+    x = X if layout == "NLC" else np.ascontiguousarray(X.transpose(0, 2, 1))
+    ref = reference_ncl(np.ascontiguousarray(X.transpose(0, 2, 1)), w, groups)  # (N, C, L_out)
+    ref = ref.transpose(0, 2, 1) if layout == "NLC" else ref
+    y = predict(w, groups, layout, x, **kw)
+    line = f"conv1d_transpose {C}->{C}, {what}, length {L}, kernel {K}, stride {S}: shape {y.shape}, expected {ref.shape}"
+    if y.shape == ref.shape:
+        print(f"{line}; max |y - float64 reference| {np.abs(y - ref).max():.2g}")
+        shown |= bool(np.abs(y - ref).max() > 1e-4)
+    else:
+        shown = True
+        as_ncl = ref.transpose(0, 2, 1) if layout == "NLC" else ref
+        same = y.ndim == 4 and y.shape[1] == 1 and y[:, 0].shape == as_ncl.shape
+        print(line + (f"; read as [N, 1, C, L]: max |y[:, 0] - reference (N, C, L)| {np.abs(y[:, 0] - as_ncl).max():.2g}"
+                      if same else ""))
+if shown:
+    print("defect shown: the predictor returns the wrong shape")
+    sys.exit(1)
+print("not shown on this host" + ("" if ONEDNN else ": the CPU predictor runs without oneDNN by default"))
+sys.exit(0)
