@@ -1,0 +1,108 @@
+"""tf.nn.conv3d and tf.nn.conv3d_transpose in float16 accumulate in float16 with oneDNN on, on CPUs without AVX512_FP16
+
+Project: tensorflow/tensorflow (https://github.com/tensorflow/tensorflow/issues)
+Upstream: none found
+Related: https://github.com/tensorflow/tensorflow/issues/115731 (CPU cumsum keeps bfloat16 partial sums: the same class); https://github.com/tensorflow/tensorflow/issues/27544 (tf.add_n float16 intermediate sums)
+Checked: 2026-11-28, tensorflow-cpu 2.21.0, searched tensorflow/tensorflow issues for "Conv3D float16 bfloat16 CPU accumulate in half", "float16 conv3d CPU precision", "Conv3DBackpropInputV2 half accuracy"
+
+What happens: even with oneDNN on, TensorFlow gives float16 convolutions to oneDNN only on CPUs where
+IsDataTypeSupportedByOneDNNOnThisCPU(float16) holds (AVX512BW with AVX512_FP16 or AMX_FP16, or AVX_NE_CONVERT);
+elsewhere (an AMD EPYC with AVX-512 BF16/VNNI, an AVX2-only CPU with TF_ENABLE_ONEDNN_OPTS=1) float16 Conv3D
+and Conv3DBackpropInputV2 run TensorFlow's own kernels, which accumulate in float16. Measured on this host
+with those kernels (TF_ENABLE_ONEDNN_OPTS=0, the same kernels): tf.nn.conv3d (VALID, kernel 3x3x3, 64 -> 8
+channels, 1728 products per output element) up to 6.4 float16 ulps from the float64 result of the same float16
+inputs, 57% of the elements beyond 1 ulp; tf.nn.conv3d_transpose up to 3.9 ulps. Positive data (uniform in
+[0.5, 1)), so no cancellation; TensorFlow's float32 result rounded once to float16 is within 0.5 ulp.
+
+Expected: a float16 convolution accumulated in float32 and rounded once to float16, as TensorFlow's CPU Conv2D
+does for float16 and as oneDNN does where TensorFlow hands it float16 (where this script then shows 0.5 ulp).
+Reference: float64 NumPy convolution of the same float16 values.
+
+Mechanism: tensorflow/core/util/util.cc IsDataTypeSupportedByOneDNNOnThisCPU sends float16 to TensorFlow's
+own kernels on such CPUs. There, tensorflow/core/kernels/conv_2d.h gives only the Conv2D forward functor
+(SpatialConvolution<Device, Eigen::half>) a float32 path; Conv3D (tensorflow/core/kernels/conv_ops_3d.cc,
+Eigen::CuboidConvolution on T) and Conv3DBackpropInputV2 (conv_grad_ops_3d.cc) contract in float16, rounding
+every partial sum.
+
+Host: oneDNN on, on a CPU without AVX512_FP16 (TensorFlow's own float16 kernels run); the same as oneDNN off.
+Where TensorFlow hands float16 to oneDNN (this host by default: Sapphire Rapids class) the script prints
+"not shown".
+"""
+import os
+import re
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+import numpy as np
+import tensorflow as tf
+from tensorflow.python.util import _pywrap_util_port, _pywrap_utils
+
+SIGNIFICAND_BITS = {"float16": 11, "bfloat16": 8}
+DTYPE = "float16"
+
+
+def ulps_off(got: np.ndarray, ref: np.ndarray, dtype: str) -> np.ndarray:
+    """|got - ref| in units in the last place of `dtype` at the reference's magnitude."""
+    return np.abs(got - ref) / np.exp2(np.floor(np.log2(np.abs(ref))) - (SIGNIFICAND_BITS[dtype] - 1))
+
+
+def one_line(exc: BaseException) -> str:
+    """The first line of a TensorFlow error, without its {{function_node ...}} prefix."""
+    text = re.sub(r"\{\{[^}]*\}\}\s*", "", str(exc)).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0][:160] if text else ''}"
+
+
+def conv_ref(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """float64 VALID stride-1 3-D cross-correlation: x (N, D, H, W, C_in), w (kd, kh, kw, C_in, C_out)."""
+    win = np.lib.stride_tricks.sliding_window_view(x, w.shape[:3], axis=(1, 2, 3))  # N, D', H', W', C_in, kd, kh, kw
+    return np.einsum("ndhwcijk,ijkco->ndhwo", win, w)
+
+
+def conv_transpose_ref(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """float64 VALID stride-1 transposed convolution: x (N, *L, C_in), w (*k, C_out, C_in)."""
+    k = w.shape[:3]
+    out = np.zeros((x.shape[0], *[n + kk - 1 for n, kk in zip(x.shape[1:4], k)], w.shape[3]))
+    for a, b, c in np.ndindex(*k):
+        out[:, a:a + x.shape[1], b:b + x.shape[2], c:c + x.shape[3]] += np.einsum("ndhwc,oc->ndhwo", x, w[a, b, c])
+    return out
+
+
+t = tf.as_dtype(DTYPE)
+onednn = bool(_pywrap_util_port.IsMklEnabled())
+onednn_takes = bool(_pywrap_utils.IsDataTypeSupportedByOneDNNOnThisCPU(t))
+print(f"tensorflow {tf.__version__}; oneDNN on: {onednn}; TF hands {DTYPE} to oneDNN on this CPU: {onednn_takes}")
+
+rng = np.random.default_rng(0)
+x = tf.cast(rng.uniform(0.5, 1.0, (1, 5, 5, 5, 64)).astype(np.float32), t)        # N, D, H, W, C_in
+w = tf.cast(rng.uniform(0.5, 1.0, (3, 3, 3, 64, 8)).astype(np.float32), t)        # kd, kh, kw, C_in, C_out
+xt = tf.cast(rng.uniform(0.5, 1.0, (1, 4, 4, 4, 64)).astype(np.float32), t)       # transposed conv input
+wt = tf.cast(rng.uniform(0.5, 1.0, (3, 3, 3, 8, 64)).astype(np.float32), t)       # kd, kh, kw, C_out, C_in
+f64 = lambda v: tf.cast(v, tf.float64).numpy()  # noqa: E731
+cases = [
+    ("conv3d", lambda a, b: tf.nn.conv3d(a, b, [1] * 5, "VALID"), x, w, conv_ref(f64(x), f64(w))),
+    ("conv3d_transpose", lambda a, b: tf.nn.conv3d_transpose(a, b, [1, 6, 6, 6, 8], [1] * 5, "VALID"), xt, wt,
+     conv_transpose_ref(f64(xt), f64(wt))),
+]
+worst, refused = 0.0, False
+for name, op, a, b, ref in cases:
+    try:
+        got = f64(op(a, b))
+    except Exception as exc:  # noqa: BLE001 - e.g. oneDNN capped below what CPUID shows refuses float16
+        print(f"{name} in {DTYPE}: raised {one_line(exc)}")
+        refused = True
+        continue
+    rounded = f64(tf.cast(op(tf.cast(a, tf.float32), tf.cast(b, tf.float32)), t))
+    u, u32 = ulps_off(got, ref, DTYPE), ulps_off(rounded, ref, DTYPE)
+    idx = tuple(int(i) for i in np.unravel_index(np.argmax(u), u.shape))
+    print(f"{name} in {DTYPE}: output {got.shape}, max {u.max():.2f} ulps at {idx} (got {got[idx]:.6g}, float64 "
+          f"{ref[idx]:.6g}), {np.mean(u > 1):.0%} of elements more than 1 ulp off; the float32 result rounded once: "
+          f"max {u32.max():.2f} ulps")
+    worst = max(worst, float(u.max()))
+
+if worst > 1:
+    print(f"defect shown: {DTYPE} 3-D convolutions are up to {worst:.2f} ulps off (float32 accumulation gives <= 0.5)")
+    sys.exit(1)
+why = ("the kernels refused float16 (oneDNN capped below what CPUID shows?)" if refused else
+       "TensorFlow hands float16 Conv3D to oneDNN here" if onednn and onednn_takes else "every kernel within 1 ulp")
+print(f"not shown on this host: {why} (max {worst:.2f} ulps)")
+sys.exit(0)
