@@ -22,7 +22,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from backends.base import Backend
+from backends.base import Backend, Capabilities, first_line
 
 GROUP = "convdiff.backends"
 REPRO_GROUP = "convdiff.repro"
@@ -38,6 +38,27 @@ PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
 
 class UnknownBackend(ValueError):
     pass
+
+
+class Unloadable(Backend):
+    """An installed distribution's adapter whose module does not import here (require_api against another
+    contract, a dependency that fails): "installed but broken", so its setup() raises in the worker and the run
+    fails naming it (exit 1) while every other target still runs; never a usage error that stops them all."""
+
+    capabilities = Capabilities(devices=("cpu",))
+    devices = ("cpu",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def unavailable_reason(self) -> str | None:
+        return None
+
+    def version(self) -> str:
+        return "unknown"
+
+    def setup(self, device: str) -> None:
+        raise UnknownBackend(self.reason)
 
 
 @dataclass(frozen=True)
@@ -64,6 +85,8 @@ def load_class(spec: str) -> type[Backend]:
         raise UnknownBackend(f"cannot import '{module}' for backend {spec}: {exc}") from None
     except AttributeError:
         raise UnknownBackend(f"module '{module}' has no class '{cls}' (backend {spec})") from None
+    except Exception as exc:  # noqa: BLE001 - the adapter's module raised on import (require_api, a dependency)
+        raise UnknownBackend(f"cannot import '{module}' for backend {spec}: {first_line(exc)}") from None
     if not (isinstance(obj, type) and issubclass(obj, Backend)):
         raise UnknownBackend(f"{spec} is not a subclass of backends.base.Backend")
     return obj
@@ -71,19 +94,38 @@ def load_class(spec: str) -> type[Backend]:
 
 @functools.cache
 def _installed() -> dict[str, Registration]:
-    """The entry point group; a checkout that is not installed reads convdiff's own pyproject.toml."""
-    found: dict[str, Registration] = {}
+    """The entry point group; a checkout that is not installed reads convdiff's own pyproject.toml. A name that
+    two distributions register goes to convdiff's own, else to the first distribution by name, whatever the
+    order of sys.path; the others are listed by clashes()."""
+    regs: list[Registration] = []
     for ep in importlib.metadata.entry_points(group=GROUP):
         dist = getattr(ep, "dist", None)
         name = dist.metadata["Name"] if dist is not None else "unknown"
         version = dist.version if dist is not None else ""
-        found.setdefault(ep.name, Registration(ep.name, ep.value, name, version))
-    if not any(r.source == "convdiff" for r in found.values()) and PYPROJECT.exists():
+        regs.append(Registration(ep.name, ep.value, name, version))
+    if not any(r.source == "convdiff" for r in regs) and PYPROJECT.exists():
         project = tomllib.loads(PYPROJECT.read_text())["project"]
         for name, spec in project.get("entry-points", {}).get(GROUP, {}).items():
-            found.setdefault(name, Registration(name, spec, "convdiff", project.get("version", "")))
+            regs.append(Registration(name, spec, "convdiff", project.get("version", "")))
+    found: dict[str, Registration] = {}
+    _CLASHES.clear()
     # convdiff's own first, then each distribution's, by name (entry_points.txt lists a group sorted)
-    return dict(sorted(found.items(), key=lambda kv: (kv[1].source != "convdiff", kv[1].source, kv[0])))
+    for reg in sorted(regs, key=lambda r: (r.source != "convdiff", r.source, r.name)):
+        kept = found.setdefault(reg.name, reg)
+        if kept.spec != reg.spec:
+            _CLASHES.setdefault(reg.name, []).append(reg)
+    return found
+
+
+_CLASHES: dict[str, list[Registration]] = {}
+
+
+def clashes() -> list[str]:
+    """One line per backend name that more than one distribution registers: which one is used."""
+    _installed()
+    return [f"backend name '{name}' is registered by {found.source} ({found.spec}) and by "
+            + ", ".join(f"{r.source} ({r.spec})" for r in others) + f": {found.source}'s is used"
+            for name, others in _CLASHES.items() for found in [_installed()[name]]]
 
 
 def _one_off() -> dict[str, Registration]:
@@ -112,18 +154,31 @@ def register_spec(text: str) -> str:
         raise UnknownBackend(f"backend name '{name}' (for {spec}): use lower-case letters, digits and . _ + -")
     taken = _installed().get(name)
     if taken is not None and taken.spec != spec:
-        raise UnknownBackend(f"backend name '{name}' is already registered by {taken.source} ({taken.spec})")
+        raise UnknownBackend(f"backend name '{name}' is already registered by {taken.source} ({taken.spec}); "
+                             f"give yours a name of its own: NAME={spec}")
     plugins = _one_off()
     plugins[name] = Registration(name, spec, "")
     os.environ[PLUGINS_ENV] = ";".join(f"{n}={r.spec}" for n, r in plugins.items())
     return name
 
 
+def cli_name(name: str) -> str:
+    """How a command line in another process names this backend: a one-off adapter (CONVDIFF_PLUGINS) as
+    `name=module:Class`, which that process cannot resolve from the name alone; any other by its name."""
+    reg = _one_off().get(name)
+    return name if reg is None or reg.spec == name else f"{name}={reg.spec}"
+
+
 def get_backend(name: str) -> Backend:
     """An adapter object for a backend name (`torch`, a plugin's name, `fault:segfault`, `mutant:flip_kernel`)."""
     reg = registered().get(name)
     if reg is not None:
-        adapter = reg.load()()
+        try:
+            adapter = reg.load()()
+        except UnknownBackend as exc:
+            if reg.source.endswith("(one-off)") or reg.source == "":
+                raise
+            adapter = Unloadable(str(exc))  # an installed plugin that cannot load is a broken target
         adapter.name = name  # records carry the name it was registered under
         return adapter
     prefix, _, arg = name.partition(":")

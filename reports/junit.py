@@ -8,19 +8,23 @@ backend named in --backends that gave no result, is an `error` testcase of its o
 
 from __future__ import annotations
 
+import shlex
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from backends.registry import cli_name
 from harness.execution.records import Record
 
 WRONG_VALUES = ("mismatch", "shape_mismatch", "accepted_invalid")
 
 
-def _repro(r: Record) -> str:
-    return (f"convdiff repro '{r.file}::{r.case_id}' --backend {r.backend} --device {r.device}"
-            + (f" --output {r.output}" if r.output != "out" else ""))
+def _repro(r: Record, results: Path) -> str:
+    """The command that reproduces `r`, run from where convdiff ran: the record is taken from the run's
+    results.jsonl (a case file outside ./cases needs no --cases), a one-off adapter named by module:Class."""
+    return (f"convdiff repro '{r.file}::{r.case_id}' --backend {cli_name(r.backend)} --device {r.device}"
+            + (f" --output {r.output}" if r.output != "out" else "") + f" --results {shlex.quote(str(results))}")
 
 
 def _known_message(r: Record, link: str) -> str:
@@ -31,6 +35,7 @@ def _known_message(r: Record, link: str) -> str:
 
 def write_junit(path: Path, records: Sequence[Record], summary: dict[str, Any] | None = None) -> None:
     summary = summary or {}
+    results = path.parent / "results.jsonl"  # written beside it (reports/__init__.py, reports/merge.py)
     links = {k: v[1] for k, v in summary.get("known_issues", {}).items() if isinstance(v, list | tuple) and len(v) > 1}
     suites: dict[str, list[Record]] = {}
     for r in records:
@@ -48,13 +53,13 @@ def write_junit(path: Path, records: Sequence[Record], summary: dict[str, Any] |
                                time=f"{r.duration_s:.6f}")
             if r.unexpected:
                 el = ET.SubElement(tc, "failure", type=r.status, message=f"{r.status}: {r.message}"[:500])
-                el.text = f"{r.message}\nrepro: {_repro(r)}\ntranslation:\n{r.translation}"
+                el.text = f"{r.message}\nrepro: {_repro(r, results)}\ntranslation:\n{r.translation}"
             elif r.status == "unsupported":
                 ET.SubElement(tc, "skipped", type="unsupported", message=f"unsupported: {r.message}")
             elif r.known_issue and r.status != "pass":
                 el = ET.SubElement(tc, "skipped", type="known-issue",
                                    message=_known_message(r, links.get(r.known_issue, ""))[:500])
-                el.text = f"{r.message}\nknown issue file: {r.known_issue_file or ''}\nrepro: {_repro(r)}"
+                el.text = f"{r.message}\nknown issue file: {r.known_issue_file or ''}\nrepro: {_repro(r, results)}"
     problems = {**{t: ("broken", why) for t, why in summary.get("broken_targets", {}).items()},
                 **{n: ("no-result", why) for n, why in summary.get("missing_targets", {}).items()}}
     if problems:

@@ -17,7 +17,7 @@ from typing import Any
 
 from harness.execution.host import run_host_key
 from harness.execution.records import Record, read_records
-from harness.judge.summary import exit_status, format_table, summarize, write_summary
+from harness.judge.summary import exit_status, format_problems, format_table, summarize, write_summary
 
 FINDING_KEY = ("backend", "device", "op", "status", "diagnosis", "known_issue", "output")
 
@@ -164,11 +164,15 @@ def build_report(results: Sequence[Path], out: Path, argv: Sequence[str], baseli
 
     write_reports(out, records, summary)
     print(format_table(summary))
+    problems = format_problems(summary)
+    if problems:
+        print(problems)
+    broken = bool(summary.get("broken_targets") or summary.get("missing_targets"))
     if baseline is not None:
         b = summary["baseline"]
         print(f"since {baseline}: {b['new']} new finding(s), {b['still_present']} still present, "
               f"{len(b['gone'])} gone; {b['new_unexpected']} new unexpected")
         if b["host_changed"]:
             print(f"not compared (host facts differ from the baseline's): {', '.join(b['host_changed'])}")
-        return 1 if b["new_unexpected"] else 0
+        return 1 if b["new_unexpected"] or broken else 0  # a shard that could not look never passes
     return exit_status(summary)

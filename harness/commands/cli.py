@@ -29,6 +29,15 @@ from harness.model.shard import case_macs, parse_shard, shard
 from harness.model.yamlmap import InputError
 
 DEFAULT_CASES = "cases"
+
+
+def default_cases() -> str:
+    """The case files a command reads when none are named: ./cases, else convdiff's own corpus (a user's
+    adapter project, outside convdiff's checkout, runs `convdiff selftest` or `repro` against it)."""
+    if Path(DEFAULT_CASES).is_dir():
+        return DEFAULT_CASES
+    own = Path(__file__).resolve().parents[2] / DEFAULT_CASES
+    return str(own) if own.is_dir() else DEFAULT_CASES
 DEVICES = ("cpu", "cuda")
 
 
@@ -81,7 +90,7 @@ def known_issues_for(paths: list[str], user_files: list[str] | None = None,
     """The run's known issues (harness.judge.known_issues.layered): the user's --known-issues files, those the
     backends' adapters ship, the known_issues.yaml nearest above the case files, and convdiff's own, which
     applies wherever the cases are."""
-    dirs = list(dict.fromkeys(f.parent for f in case_files(paths))) or [Path(DEFAULT_CASES)]
+    dirs = list(dict.fromkeys(f.parent for f in case_files(paths))) or [Path(default_cases())]
     return layered(user_files or [], dirs, [get_backend(b).known_issues_path() for b in backends or []])
 
 
@@ -102,7 +111,7 @@ def stale_entries(known: KnownIssues, paths: list[str], all_cases: list[Case]) -
 
 
 def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
-    paths = args.cases or [DEFAULT_CASES]
+    paths = args.cases or [default_cases()]
     all_cases = load_cases(paths)
     cases = select_tier(all_cases, args.tier)
     if args.gradients:
@@ -211,7 +220,7 @@ def cmd_repro(args: argparse.Namespace, argv: list[str]) -> int:
 
     args.backend = parse_backends(args.backend)[0]  # unknown names are usage errors; module:Class registers
     try:
-        rec = find_record(args.case_id, args.backend, args.device, args.cases or [DEFAULT_CASES], args.results,
+        rec = find_record(args.case_id, args.backend, args.device, args.cases or [default_cases()], args.results,
                           args.output)
         if args.issue:  # the text around the script, which runs here (harness/commands/upstream_build.py)
             from harness.commands.upstream_build import repro_issue
@@ -232,7 +241,12 @@ def cmd_selftest(args: argparse.Namespace, argv: list[str]) -> int:
     from harness.commands.selftest import format_selftest, run_selftest
 
     references = parse_backends(args.backends) if args.backends else None
-    result = run_selftest(args.cases or [DEFAULT_CASES], timeout=args.timeout, jobs=args.jobs, references=references)
+    from harness.commands.selftest import MUTANTS, REFERENCE
+
+    print(f"convdiff selftest: {', '.join(references or [REFERENCE])} must be clean beside {len(MUTANTS)} "
+          f"mutant:<bug> backends, on the smoke tier of {' '.join(args.cases or [default_cases()])} (minutes)",
+          file=sys.stderr)
+    result = run_selftest(args.cases or [default_cases()], timeout=args.timeout, jobs=args.jobs, references=references)
     print(format_selftest(result))
     return 0 if result.ok else 1
 
@@ -242,7 +256,7 @@ def cmd_minimize(args: argparse.Namespace, argv: list[str]) -> int:
 
     args.backend = parse_backends(args.backend)[0]  # unknown names are usage errors; module:Class registers
     try:
-        case = find_case(args.case_id, args.cases or [DEFAULT_CASES])
+        case = find_case(args.case_id, args.cases or [default_cases()])
         result = minimize(case, args.backend, args.device, timeout=args.timeout, output=args.output)
     except MinimizeError as exc:
         raise UsageError(str(exc)) from None

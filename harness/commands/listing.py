@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from backends.registry import get_backend, installed_backends, parse_backends, real_backends, registered
+from backends.registry import clashes, get_backend, installed_backends, parse_backends, real_backends, registered
 from harness.execution.host import describe_host
 
 
@@ -22,6 +22,8 @@ def cmd_backends(args: argparse.Namespace, argv: list[str]) -> int:
         print(capability_table(names))
         return 0
     print(describe_host())
+    for line in clashes():
+        print(f"warning: {line}")
     regs = registered()
     broken = 0
     for name in names:

@@ -9,14 +9,15 @@ but broken (its worker does not start, its setup() raises) is an error of each o
 from __future__ import annotations
 
 import dataclasses
+import shlex
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from backends.registry import get_backend
+from backends.registry import cli_name, get_backend
 from harness.execution.host import cpu_facts, merged
-from harness.judge.known_issues import KnownIssue
+from harness.judge.known_issues import KnownIssue, shown
 from harness.judge.verdict import judge, judge_case
 from harness.model.case import Case
 from harness.model.loader import known_issues_dir, load_file
@@ -31,8 +32,16 @@ class ExpectedDivergence(AssertionError):
     """Raised when a result has exactly the status its known issue predicts."""
 
 
-class BrokenTarget(Exception):
-    """The target is installed but cannot run: raised in an item's setup, so pytest reports an error."""
+class BrokenTarget(pytest.fail.Exception):  # type: ignore[misc,name-defined]
+    """The target is installed but cannot run: raised in an item's setup, so pytest reports an error. An
+    outcome without a Python traceback (pytrace=False): the report is the one line naming target and cause
+    (pytest formats a setup error itself, without the item's repr_failure)."""
+
+    def __init__(self, msg: str) -> None:
+        super().__init__(msg, pytrace=False)
+
+
+BrokenTarget.__module__ = "builtins"  # as pytest's own outcomes: its short summary reads "BrokenTarget: <target> ..."
 
 
 def state_of(config: pytest.Config) -> Any:
@@ -76,10 +85,10 @@ class CaseFile(pytest.File):
                             item.expect(item.known[0])
                         yield item
 
-    def repr_failure(self, excinfo, style=None):
-        if isinstance(excinfo.value, InputError):
+    def repr_failure(self, excinfo):  # a Collector's takes no style
+        if isinstance(excinfo.value, InputError | pytest.UsageError):  # a bad case or known-issues file: one line
             return str(excinfo.value)
-        return super().repr_failure(excinfo, style)
+        return super().repr_failure(excinfo)
 
 
 class CaseItem(pytest.Item):
@@ -92,7 +101,8 @@ class CaseItem(pytest.Item):
         self.record = None
 
     def expect(self, entry: KnownIssue) -> None:
-        self.add_marker(pytest.mark.xfail(reason=f"{entry.id}: {entry.reason} ({entry.link})",
+        where = f"; {shown(entry.source)}" if entry.source else ""  # which file explains it (the user's, or convdiff's)
+        self.add_marker(pytest.mark.xfail(reason=f"{entry.id}: {entry.reason} ({entry.link}{where})",
                                           raises=ExpectedDivergence, strict=False))
         self.known_status = entry.status
 
@@ -160,12 +170,21 @@ class CaseItem(pytest.Item):
             return super().repr_failure(excinfo, style)
         lines = [f"{rec.status}: {rec.message}"]
         if rec.bound_ratio is not None:
-            lines.append(f"max |err| {rec.max_abs_err:.3g}, bound ratio {rec.bound_ratio:.3g}")
+            lines.append(f"max |err| {rec.max_abs_err:.3g}, bound ratio {rec.bound_ratio:.3g}"
+                         + (f", diagnosis {rec.diagnosis}" if rec.diagnosis else ""))
         lines += ["call:", *("    " + ln for ln in rec.translation.splitlines()),
                   f"case: {self.case.file}:{self.case.line}  seed {self.case.seed}",
-                  f"repro: convdiff repro '{Path(self.case.file).name}::{self.case.id}' --backend {self.backend} --device {self.device}"
-                  + (f" --output {self.output}" if self.output != "out" else "")]
+                  f"repro: {self.repro_command()}"]
         return "\n".join(lines)
+
+    def repro_command(self) -> str:
+        """The `convdiff repro` line for this item, runnable from the directory pytest was started in: it
+        names the case file (which need not be under ./cases) and a one-off adapter's module:Class."""
+        here = self.config.invocation_params.dir
+        path = Path(self.case.file).resolve()
+        shown = path.relative_to(here) if path.is_relative_to(here) else path
+        return (f"convdiff repro '{path.name}::{self.case.id}' --backend {cli_name(self.backend)} "
+                f"--device {self.device} --cases {shlex.quote(str(shown))}" + (f" --output {self.output}" if self.output != "out" else ""))
 
     def reportinfo(self):
         what = "" if self.output == "out" else f" ({self.output})"

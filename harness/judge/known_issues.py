@@ -248,7 +248,10 @@ def layered(user_files: Iterable[str | Path], case_dirs: Iterable[str | Path],
         if not Path(f).is_file():
             raise InputError(str(f), 0, "known-issues", "no such file")
         files.append(Path(f))
-    files += [f for f in adapter_files if f is not None and f.is_file()]
+    for f in adapter_files:  # declared by an adapter (Backend.known_issues_file): absent is a packaging mistake
+        if f is not None and not f.is_file():  # that would turn all its known issues into unexpected ones
+            raise InputError(str(f), 0, "known_issues_file", "no such file (declared by the adapter: package it)")
+        files += [f] if f is not None else []
     project = project_known_issues()
     for d in case_dirs:
         near = known_issues_dir(d) / "known_issues.yaml"

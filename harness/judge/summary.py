@@ -87,12 +87,14 @@ def format_table(summary: dict[str, Any]) -> str:
         return "no results"
     known = summary.get("known_counts", {})
     unexpected = Counter(f"{u['backend']}-{u['device']}" for u in summary["unexpected_results"])
-    rows = [["target", *statuses, "| known", "unexpected"]] + [
-        [t, *(str(c.get(s, "")) for s in statuses), f"| {known.get(t, '')}", str(unexpected.get(t, ""))]
+    # the statuses, then a bar, then how many failures a known issue explains and how many none does
+    rows = [["target", *statuses, "|", "known", "unexpected"]] + [
+        [t, *(str(c.get(s, "")) for s in statuses), "|", str(known.get(t, "")), str(unexpected.get(t, ""))]
         for t, c in summary["counts"].items()]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(r, widths))) for r in rows]
-    lines.insert(1, "  ".join("-" * w for w in widths))
+    lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(r, widths))).rstrip()
+             for r in rows]
+    lines.insert(1, "  ".join(("|" if i == len(statuses) + 1 else "-" * w) for i, w in enumerate(widths)))
     tail = f"{summary['total']} results, {summary['unexpected']} unexpected"
     if summary["fixed_upstream"]:
         tail += f", {len(summary['fixed_upstream'])} known issue(s) now pass (fixed upstream?)"
