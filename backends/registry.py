@@ -94,16 +94,19 @@ def load_class(spec: str) -> type[Backend]:
 
 @functools.cache
 def _installed() -> dict[str, Registration]:
-    """The entry point group; a checkout that is not installed reads convdiff's own pyproject.toml. A name that
-    two distributions register goes to convdiff's own, else to the first distribution by name, whatever the
-    order of sys.path; the others are listed by clashes()."""
+    """The entry point group. In a checkout convdiff's own list is read from its pyproject.toml, the source of
+    truth, so that installed metadata that lags behind it (an egg-info written before an entry was added) does
+    not hide a backend. A name that two distributions register goes to convdiff's own, else to the first
+    distribution by name, whatever the order of sys.path; the others are listed by clashes()."""
     regs: list[Registration] = []
     for ep in importlib.metadata.entry_points(group=GROUP):
         dist = getattr(ep, "dist", None)
         name = dist.metadata["Name"] if dist is not None else "unknown"
         version = dist.version if dist is not None else ""
+        if name == "convdiff" and PYPROJECT.exists():
+            continue
         regs.append(Registration(ep.name, ep.value, name, version))
-    if not any(r.source == "convdiff" for r in regs) and PYPROJECT.exists():
+    if PYPROJECT.exists():
         project = tomllib.loads(PYPROJECT.read_text())["project"]
         for name, spec in project.get("entry-points", {}).get(GROUP, {}).items():
             regs.append(Registration(name, spec, "convdiff", project.get("version", "")))

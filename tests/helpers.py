@@ -188,7 +188,8 @@ SCRIPT_TEMPLATES: dict[frozenset[str], tuple[str, frozenset[str]]] = {
         ("onnxruntime tensorflow tf2onnx", "tf2onnx-ort", "onnx"), ("onnx onnxruntime tensorflow tf2onnx", "tf2onnx-ort", ""),
         ("onnxruntime paddle", "paddle2onnx-ort", "onnx paddle2onnx"),
         ("onnxruntime", "onnxruntime", ""), ("onnx onnxruntime", "onnxruntime", ""),
-        ("openvino", "openvino", ""), ("onnx openvino", "openvino", "")]}
+        ("openvino", "openvino", ""), ("onnx openvino", "openvino", ""),
+        ("torch executorch", "executorch", ""), ("torch torchao executorch", "executorch", "")]}
 
 
 def script_template(modules: Sequence[str], source: str) -> str | None:

@@ -25,7 +25,7 @@ from pathlib import Path
 from harness.execution import scripts
 
 HEAVY = ("torch", "torchao", "tensorflow", "tf2onnx", "keras", "paddle", "paddle2onnx", "tvm", "jax",
-         "onnx", "onnxruntime", "openvino", "ai_edge_litert", "flatbuffers")
+         "onnx", "onnxruntime", "openvino", "ai_edge_litert", "flatbuffers", "executorch")
 TIMEOUT_S = 300.0
 
 

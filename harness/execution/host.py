@@ -53,6 +53,13 @@ FACTS: dict[str, str] = {
                         "pick_vec_isa(): amx, avx512, avx2, ...; none: scalar code). Follows ATEN_CPU_CAPABILITY and the CPU",
     "paddle_onednn": "Paddle built with oneDNN (MKLDNN) and FLAGS_use_mkldnn as read by Paddle",
     "paddle_inference_onednn": "whether a default CPU paddle.inference Config runs oneDNN (Config.mkldnn_enabled())",
+    "xnnpack_f16_accumulation": "what ExecuTorch's XNNPACK delegate accumulates a float16 conv in (a live probe, "
+                                "backends/executorch/runtime.py: f32, or f16 where XNNPACK picks its AVX512-FP16 "
+                                "kernels; XNNPACK chooses microkernels from CPUID alone, so cpu_flags select them)",
+    "executorch_threads": "threads in ExecuTorch's runtime threadpool (the XNNPACK delegate runs on it)",
+    "iree_target_cpu": "the CPU iree-compile's --iree-llvmcpu-target-cpu=host resolves to (LLVM's name, e.g. emeraldrapids)",
+    "iree_cpu_features": "the kernel-relevant CPU features IREE's llvm-cpu target enables for host (list: avx2, avx512f, "
+                         "avx512fp16, avx512bf16, avx512vnni, amx-tile, ...)",
     "tvm_target": "the TVM target string the backend compiles for",
     "jax_conv_impl": "what XLA lowered a float32 conv to in the worker: hlo-convolution (its own, Eigen on CPU) or a custom-call target",
     "jax_f32_conv_dtype": "element type XLA's optimized HLO convolves float32 in (live compile)",

@@ -23,13 +23,15 @@ from collections.abc import Callable
 from harness.execution.records import Record
 from harness.model.case import Case, Quant
 from harness.numerics.bound import QUANT_ROUNDING, QUANT_SLACK
+from reports.repro.executorch import EXECUTORCH_QUANT_TEMPLATES
 from reports.repro.quant_litert import LITERT_TEMPLATES
 from reports.repro.quant_onnx import ONNX_TEMPLATES
 from reports.repro.quant_torch import TORCH_TEMPLATES
 from reports.repro.registry import ReproUnavailable
 
 QuantTemplate = Callable[[Record, Case], str]
-QUANT_TEMPLATES: dict[str, QuantTemplate] = {**TORCH_TEMPLATES, **ONNX_TEMPLATES, **LITERT_TEMPLATES}
+QUANT_TEMPLATES: dict[str, QuantTemplate] = {**TORCH_TEMPLATES, **ONNX_TEMPLATES, **LITERT_TEMPLATES,
+                                             **EXECUTORCH_QUANT_TEMPLATES}
 LIMITS = {"uint8": (0, 255), "int8": (-128, 127)}
 
 

@@ -6,8 +6,10 @@ it back. A new framework's template module is one more line here, one import per
 """
 
 # ruff: noqa: F401 - each import registers that module's templates
+import reports.repro.executorch
 import reports.repro.frameworks
 import reports.repro.inductor
+import reports.repro.iree
 import reports.repro.jax
 import reports.repro.onnx
 import reports.repro.paddle_inference

@@ -1,0 +1,87 @@
+"""Reproducer template for `iree` (see reports/repro/script.py for the script around it).
+
+The script builds the adapter's ONNX model from the shared builder's pure functions (backends/onnx/model.py
+through reports/repro/onnx_model.py), writes it as model.onnx and runs IREE's three steps as a user does:
+the `iree-import-onnx` tool, the `iree-compile` tool with the adapter's flags (llvm-cpu, the host CPU as
+target), and the IREE runtime on the .vmfb. It prints the tools' version and the CPU `host` resolved to
+(read from iree-compile's dump of its configured executables); a tool that fails or dies by a signal is
+a refusal, printed as its first error line.
+"""
+
+from __future__ import annotations
+
+from backends.iree.compile import TARGET_FLAGS
+from backends.iree.runtime import DRIVER
+from backends.onnx.model import dtype_reason, epilogue_lines, node_attributes
+from harness.execution.records import Record
+from harness.model.case import Case
+from reports.repro.epilogue import residual_names
+from reports.repro.onnx_model import build_model_source
+from reports.repro.registry import ReproUnavailable, register, stale
+
+RUNNER = '''
+FLAGS = {flags!r}
+
+
+def case_dtype(a):
+    return np.ascontiguousarray(a.astype(DTYPE))  # exact: the values are DTYPE values
+
+
+def tool(cmd):
+    """Run one IREE tool; its first error line (or the signal that killed it) raised as a refusal."""
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode < 0:
+        raise RuntimeError(f"{{os.path.basename(cmd[0])}} crashed (signal {{-done.returncode}}): "
+                           + next((ln for ln in done.stderr.splitlines() if "Assertion" in ln or "error:" in ln), ""))
+    if done.returncode != 0:
+        errors = [ln.split("error:", 1)[1].strip() for ln in done.stderr.splitlines() if "error:" in ln]
+        raise RuntimeError(errors[0] if errors else done.stderr.strip()[:300] or f"exit {{done.returncode}}")
+    return done.stdout
+
+
+def run_iree(model, x, *more):
+    """model.onnx -> iree-import-onnx -> iree-compile (llvm-cpu, host CPU) -> the IREE runtime ({driver})."""
+    bin_dir = os.path.dirname(sys.executable)
+    compile_tool = find_tool("iree-compile")
+    print(tool([compile_tool, "--version"]).strip().splitlines()[1].strip())
+    model.graph.name = "main"  # the function's name in the compiled module
+    with tempfile.TemporaryDirectory() as tmp:
+        path = lambda name: os.path.join(tmp, name)  # noqa: E731
+        onnx.save(model, path("model.onnx"))
+        tool([os.path.join(bin_dir, "iree-import-onnx"), path("model.onnx"), "-o", path("model.mlir")])
+        tool([compile_tool, path("model.mlir"), *FLAGS, "--iree-hal-dump-executable-configurations-to=" + path("dump"),
+              "-o", path("model.vmfb")])
+        for name in sorted(os.listdir(path("dump")))[:1]:
+            text = open(os.path.join(path("dump"), name)).read()
+            print("IREE target cpu:", text.split('cpu = "', 1)[1].split('"', 1)[0] if 'cpu = "' in text else "?")
+        module = ireert.load_vm_flatbuffer_file(path("model.vmfb"), driver={driver!r})
+        y = module.main(*(case_dtype(a) for a in (x, *more)))
+        y = np.asarray(y.to_host() if hasattr(y, "to_host") else y)
+    return y.astype(np.float64), str(y.dtype)
+'''
+
+
+@register("iree")
+def iree_template(rec: Record, case: Case) -> str:
+    """The hand-built node through iree-import-onnx, iree-compile and the IREE runtime."""
+    if case.dtype == "bfloat16":
+        raise ReproUnavailable("no standalone script for a bfloat16 model on iree (NumPy has no bfloat16 type, "
+                               "onnx.numpy_helper none either); the record's translation shows the calls")
+    reason = dtype_reason(case)
+    if reason:
+        raise ReproUnavailable(f"iree does not run this case: {reason}")
+    recorded = {ln.strip() for ln in rec.translation.splitlines()}
+    key = "iree-compile model.mlir " + " ".join(TARGET_FLAGS) + " -o model.vmfb"
+    if rec.translation.strip() and (key not in recorded or not all(ln in recorded for ln in epilogue_lines(case))):
+        raise stale(rec)
+    attrs, _ = node_attributes(case)
+    more = ", *RESIDUALS" if residual_names(case) else ""
+    return ("import os\nimport subprocess\nimport tempfile\n\nimport iree.runtime as ireert\nimport onnx\n"
+            "from iree.compiler.tools.binaries import find_tool\nfrom onnx import helper, numpy_helper\n"
+            + RUNNER.format(flags=list(TARGET_FLAGS), driver=DRIVER) + "\n"
+            + build_model_source(rec.backend, case, attrs) + f'''
+
+def run_framework(x, w, b):
+    model = build_model(case_dtype(w), None if b is None else case_dtype(b))
+    return run_iree(model, x{more})
+''')
