@@ -18,7 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from backends.executorch.backend import PORTABLE_QUANT_REASON, RANK3_REASON, ExecutorchBackend, ExecutorchPortableBackend
+from backends.executorch.backend import (
+    PORTABLE_QUANT_REASON,
+    RANK3_REASON,
+    ExecutorchBackend,
+    ExecutorchPortableBackend,
+)
 from backends.executorch.quant import GROUPED_T_REASON, WZP_REASON
 from harness.execution.records import Record
 from tests.helpers import make_case, run_named_scripts, run_on
