@@ -222,7 +222,7 @@ class Report:
     script_name: str
     run: ScriptRun
     sections: dict[str, str]
-    entry: bool = True         # a known issue's (False: a script of cases/upstream/ with no entry)
+    entry_id: str = ""         # the known issue's id ('' for a script of cases/upstream/ with no entry)
     source: str = ""           # how the script came about: a hand-written reproducer, or a generated one
     expected_vs_actual: str = ""
 
@@ -281,7 +281,7 @@ def render(report: Report) -> str:
     if report.id:  # a known issue's report (a single result's, `convdiff repro --issue`, has none of these)
         project = f"{report.project} ({report.tracker_url})" if report.project else "not recorded"
         lines += [f"**Project:** {project}  ", f"**Upstream:** {report.upstream}  "]
-        lines += [f"**convdiff known issue:** `{report.id}`" if report.entry else
+        lines += [f"**convdiff known issue:** `{report.entry_id}`" if report.entry_id else
                   f"**convdiff:** `{report.id}` (no known-issue entry: not a property of one case)", ""]
     lines += ["## Environment", "", *environment_lines(report.env), ""]
     lines += ["## Reproducer", ""]

@@ -189,7 +189,7 @@ SCRIPT_TEMPLATES: dict[frozenset[str], tuple[str, frozenset[str]]] = {
         ("onnxruntime paddle", "paddle2onnx-ort", "onnx paddle2onnx"),
         ("onnxruntime", "onnxruntime", ""), ("onnx onnxruntime", "onnxruntime", ""),
         ("openvino", "openvino", ""), ("onnx openvino", "openvino", ""),
-        ("torch executorch", "executorch", ""), ("torch torchao executorch", "executorch", "")]}
+        ("torch executorch", "executorch", "torchao"), ("torch torchao executorch", "executorch", "")]}
 
 
 def script_template(modules: Sequence[str], source: str) -> str | None:

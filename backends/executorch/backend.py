@@ -57,10 +57,12 @@ PADDING = ("symmetric", "same (conv, stride 1)", "valid (conv)")
 IDENTITIES = ("asymmetric conv: F.pad in forward, then VALID", "same with stride > 1: explicit pads",
               "asymmetric transpose: symmetric then slice in forward")
 OPS_2D = ("conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d")
-# the zygote's imports: torch's template first (so it forks from torch's), then lowering, the runtime, quantizer
+# the zygote's imports: torch's template first (so it forks from torch's), then lowering, the runtime, quantizer,
+# and one XNNPACK lowering (runtime.warm_up: the first in a process costs ~4 CPU seconds more than the next)
 PRELOAD = (*TORCH_TEMPLATE, "executorch.exir", "executorch.runtime",
            "executorch.backends.xnnpack.partition.xnnpack_partitioner",
-           "executorch.backends.xnnpack.quantizer.xnnpack_quantizer", "torchao.quantization.pt2e.quantize_pt2e")
+           "executorch.backends.xnnpack.quantizer.xnnpack_quantizer", "torchao.quantization.pt2e.quantize_pt2e",
+           "backends.executorch.runtime:warm_up")
 
 
 def version_of(dist: str) -> str:
@@ -178,10 +180,9 @@ class ExecutorchBase(Backend):
             y = executed(lambda: self.batches.run(doc, arrays))
             if y is None:  # the batch is gone or crashed: this case alone, under a key of its own
                 files, key = None, case_key(case, inputs, {**self.salt, "alone": True})
-            else:
-                delegated = doc["delegation"]
-                notes = [*notes, f"lowered as member {doc['index']} of {doc['members']} side-by-side cases in one "
-                                 "program (no op joins them; run with the other members' inputs zero)"]
+            else:  # said in the `lowered:` line: not an identity of the case's translation, how it was built
+                delegated = (f"{doc['delegation']} [member {doc['index']} of {doc['members']} side-by-side cases "
+                             "lowered as one program (no op joins them), run with the others' inputs zero]")
         if y is None:
             built = files if isinstance(files, dict) else self._alone(case, inputs, key)
             delegated = built["delegation.txt"].decode()
@@ -230,7 +231,8 @@ class ExecutorchBackend(ExecutorchBase):
     capabilities = Capabilities(
         ops=OPS_2D, padding=PADDING, padding_identities=IDENTITIES,
         layouts=("channels_first", "channels_last: movedim in forward (exact permutation)"),
-        dtypes=("float32 (XNNPACK)", "float16 (XNNPACK)", "float64, bfloat16 (not delegated: runtime kernels)"),
+        dtypes=("float32 (XNNPACK)", "float16 (XNNPACK)", "float64 (not delegated: runtime kernels)",
+                "bfloat16 (not delegated: runtime kernels)"),
         devices=("cpu",),
     )
 

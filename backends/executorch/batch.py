@@ -14,10 +14,12 @@ others (no op joins members, so they cannot change its output), and returns its 
 to BATCH_MACS multiply-adds as `cost` counts them (each member's run executes the whole program); larger cases
 build alone.
 
-A batch is executed once right after it is built, with every member's real inputs, while the cache names it as
-being built (backends/artifacts.py `attempt`): a batch that raises is halved, as is one whose lowering raises;
-a batch whose execution kills the worker is remembered as crashed there, and its members then build alone when
-they run (`Batches.pointer` answers None). A member alone is stored under its key with `alone` in the salt.
+A batch is executed once right after it is built, with every member's real inputs, before anything is stored: a
+batch that raises is halved, as is one whose lowering raises; one whose execution kills the worker leaves nothing
+stored (the prepare is lost, the pool starts a new worker), so its members build alone in run(), each answering for
+itself. A stored batch that kills the worker when a member's run executes it (another host, say) is remembered as
+crashed (backends/artifacts.py `attempt`: the crash is charged to that member once); later members then build
+alone (`Batches.run` answers None). A member alone is stored under its key with `alone` in the salt.
 """
 
 from __future__ import annotations
@@ -93,8 +95,7 @@ class Batches:
         bkey = hashlib.sha256("".join(k for k, _, _ in items).encode()).hexdigest()[:32]
         try:
             pte, lowered = program.build_batch([(c, i) for _, c, i in items], self.delegate)
-            with self.programs.attempt(bkey):  # a crash here is remembered as this batch's
-                Loaded(pte).run([a_to_tensor(a) for member in arrays for a in member])
+            Loaded(pte).run([a_to_tensor(a) for member in arrays for a in member])
         except Exception:  # noqa: BLE001 - a member the exporter, lowering or runtime refuses: halve
             half = len(items) // 2
             return self._build(items[:half]) + self._build(items[half:])
@@ -121,7 +122,8 @@ class Batches:
         args = [np.zeros(shape, dtype=np.dtype(dtype) if dtype != "bfloat16" else _bf16()) for shape, dtype in layout]
         for j, a in enumerate(arrays):
             args[doc["offset"] + j] = a
-        outs = Loaded(files["program.pte"]).run([a_to_tensor(a) for a in args])
+        with self.programs.attempt(doc["batch"]):  # a crash here is remembered as the batch's
+            outs = Loaded(files["program.pte"]).run([a_to_tensor(a) for a in args])
         return outs[doc["index"]]
 
 

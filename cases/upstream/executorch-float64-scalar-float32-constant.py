@@ -9,9 +9,10 @@ What happens: a float64 module whose forward multiplies, adds or divides by a Py
 x / 0.3) exports as aten.mul/add/div with a Scalar; lowered with to_edge_transform_and_lower (with or without a
 partitioner) and run by the ExecuTorch runtime, the result is off the float64 result by about float32's precision:
 x * 0.1 by 1.49e-8 relative (0.1 became 0.100000001490116), x + 0.1 by 1.5e-9 absolute (4.6e-8 relative on the
-script's data), x / 0.3 by 4.0e-8 relative, where eager torch matches float64 NumPy exactly. In the lowered graph the
-scalar is a constant tensor of dtype float32 that a _to_dim_order_copy casts to float64 before the mul. In convdiff's corpus a float64 convolution followed by such a scalar epilogue is off by
-up to 2e7 times a float64 error bound (3.9e-9 absolute on values of order 1).
+script's data), x / 0.3 by 4.0e-8 relative, where eager torch matches float64 NumPy exactly. In the lowered graph
+the scalar is a constant tensor of dtype float32 that a _to_dim_order_copy casts to float64 before the mul. In
+convdiff's corpus a float64 convolution followed by such a scalar epilogue is off by up to 2e7 times a float64
+error bound (3.9e-9 absolute on values of order 1).
 
 Expected: eager PyTorch's semantics: a Python float scalar combines with a float64 tensor in float64 (type
 promotion: the scalar takes the tensor's dtype, with its full double value). The script's reference is float64 NumPy.

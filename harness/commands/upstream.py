@@ -113,9 +113,16 @@ def build(ident: str, path: Path | None, entry: KnownIssue | None, run: bool, ti
     return from_witness(entry, run, timeout, live)
 
 
+def entry_of(ident: str, known: KnownIssues) -> KnownIssue | None:
+    """The entry a script belongs to: the one of its id, else one that names it as a further reproducer
+    (`cases/upstream/<ident>.py` in its reason or link: one entry, two scripts)."""
+    named = next((e for e in known.entries if e.id == ident), None)
+    return named or next((e for e in known.entries if f"upstream/{ident}.py" in f"{e.reason} {e.link}"), None)
+
+
 def resolve(ident: str, known: KnownIssues) -> tuple[str, Path | None, KnownIssue | None]:
     """(id, its script or None, its entry or None); neither: bad input."""
-    entry = next((e for e in known.entries if e.id == ident), None)
+    entry = entry_of(ident, known)
     folder = upstream_dir(entry)
     path = folder / f"{ident}.py" if folder is not None else None
     if path is not None and path.is_file():
@@ -127,16 +134,13 @@ def resolve(ident: str, known: KnownIssues) -> tuple[str, Path | None, KnownIssu
 
 
 def scripts(known: KnownIssues) -> list[tuple[str, Path, KnownIssue | None]]:
-    """Every script in the upstream/ folders beside the known-issues files, with its entry (first by id)."""
-    by_id: dict[str, KnownIssue] = {}
-    for e in known.entries:
-        by_id.setdefault(e.id, e)
+    """Every script in the upstream/ folders beside the known-issues files, with its entry (entry_of)."""
     folders = dict.fromkeys(Path(s).parent / "upstream" for s in [*known.sources, str(project_known_issues() or "")] if s)
     found: dict[str, Path] = {}
     for folder in folders:
         for path in sorted(folder.glob("*.py")) if folder.is_dir() else []:
             found.setdefault(path.stem, path)
-    return [(ident, path, by_id.get(ident)) for ident, path in sorted(found.items())]
+    return [(ident, path, entry_of(ident, known)) for ident, path in sorted(found.items())]
 
 
 # --- --check ------------------------------------------------------------------------------------------------

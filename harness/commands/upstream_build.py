@@ -177,7 +177,7 @@ def from_script(ident: str, path: Path, entry: KnownIssue | None, run: bool, tim
     return Report(id=ident, title=doc.title or (entry.id if entry else ident), project=project,
                   tracker_url=doc.tracker_url or (f"https://github.com/{project}/issues" if project else ""),
                   upstream=upstream, comment_for=doc.comment_for, env=environment(script_versions(source), entry, terms),
-                  script=source, script_name=path.name, run=result, sections=sections, entry=entry is not None)
+                  script=source, script_name=path.name, run=result, sections=sections, entry_id=entry.id if entry else "")
 
 
 @functools.cache
@@ -223,7 +223,7 @@ def from_witness(entry: KnownIssue, run: bool, timeout: float, live: LiveFacts |
     found = witness(entry)
     sections = {"What happens": entry.reason, "Host": ", ".join(f"{k}: {fmt(v)}" for k, v in entry.host.items()) or "any",
                 "Related": entry.link if urls_in(entry.link) and not thread else "", "Checked": _checked(entry)}
-    base = Report(id=entry.id, title=entry.id, project=project,
+    base = Report(id=entry.id, entry_id=entry.id, title=entry.id, project=project,
                   tracker_url=f"https://github.com/{project}/issues" if project else "", upstream=upstream,
                   comment_for=thread, env=environment({}, entry, None), script="", script_name="",
                   run=ScriptRun(note="--no-run" if not run else "no case of the corpus matches the entry"),
