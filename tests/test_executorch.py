@@ -29,9 +29,9 @@ from backends.executorch.quant import GROUPED_T_REASON, WZP_REASON
 from harness.execution.records import Record
 from tests.helpers import make_case, run_named_scripts, run_on
 
-# In a clean-clone make test (2026-11-28) this module's shared run of cases waited on an ExecuTorch worker for
-# minutes after the rest had finished, where the working tree's run passed: until that is understood it runs
-# in the nightly's test jobs (CONVDIFF_FULL_TESTS=1); make test keeps ExecuTorch's smoke case items.
+# Nightly only (CONVDIFF_FULL_TESTS=1); make test keeps ExecuTorch's smoke case items. The clean-clone make test
+# of 2026-11-28 in which this module's run waited on an ExecuTorch worker for minutes had a warm-up lowering in the
+# ExecuTorch zygote, which starts threads that a forked worker then waits on (since removed: backend.py PRELOAD).
 pytestmark = [pytest.mark.xdist_group("test_executorch"),
               pytest.mark.skipif(os.environ.get("CONVDIFF_FULL_TESTS", "") in ("", "0"),
                                  reason="nightly only (CONVDIFF_FULL_TESTS=1): see the comment above")]

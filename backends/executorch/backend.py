@@ -57,12 +57,13 @@ PADDING = ("symmetric", "same (conv, stride 1)", "valid (conv)")
 IDENTITIES = ("asymmetric conv: F.pad in forward, then VALID", "same with stride > 1: explicit pads",
               "asymmetric transpose: symmetric then slice in forward")
 OPS_2D = ("conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d")
-# the zygote's imports: torch's template first (so it forks from torch's), then lowering, the runtime, quantizer,
-# and one XNNPACK lowering (runtime.warm_up: the first in a process costs ~4 CPU seconds more than the next)
+# the zygote's imports: torch's template first (so it forks from torch's), then lowering, the runtime, quantizer.
+# No warm-up lowering there, though a process's first XNNPACK lowering costs ~4 CPU seconds more than the next:
+# lowering starts threads (measured 2026-11-28: 5 in the process after one, 3 before), and a worker forked from
+# such a zygote hangs in a futex wait as soon as the runtime's portable conv runs a 64x32x32 case.
 PRELOAD = (*TORCH_TEMPLATE, "executorch.exir", "executorch.runtime",
            "executorch.backends.xnnpack.partition.xnnpack_partitioner",
-           "executorch.backends.xnnpack.quantizer.xnnpack_quantizer", "torchao.quantization.pt2e.quantize_pt2e",
-           "backends.executorch.runtime:warm_up")
+           "executorch.backends.xnnpack.quantizer.xnnpack_quantizer", "torchao.quantization.pt2e.quantize_pt2e")
 
 
 def version_of(dist: str) -> str:

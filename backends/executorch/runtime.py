@@ -124,14 +124,3 @@ def f16_accumulation(pte: bytes) -> str:
         return f"rejected ({str(exc)[:80]})"
     return {F16_EXACT: "f32", F16_ACCUMULATED: "f16"}.get(y, f"y={y:g}")
 
-
-def warm_up() -> None:
-    """Lower a tiny conv with the XNNPACK partitioner once (in the zygote: Backend.preload): the first lowering in a
-    process costs about 4 CPU seconds more than the next (measured 2026-11-28 on this host: 6.0 s, then 1.4 s in a
-    forked child), which every worker forked afterwards then skips. Nothing is run or stored."""
-    import torch
-
-    from backends.executorch.program import export_and_lower
-
-    model = torch.nn.Sequential(torch.nn.Conv2d(2, 2, 3, padding=1), torch.nn.ReLU()).eval()
-    export_and_lower(model, (torch.zeros(1, 2, 4, 4),), delegate=True)
