@@ -21,7 +21,7 @@ import pytest
 from harness.execution.records import Record
 from harness.judge.summary import summarize
 from reports.html import write_html
-from tests.test_report import ROOT, synthetic, varied
+from tests.report_records import ROOT, synthetic, varied
 
 # ---- the page in headless Chromium -------------------------------------------------
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")

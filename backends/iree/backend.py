@@ -28,6 +28,7 @@ from typing import Any
 
 from backends.artifacts import ArtifactCache, case_key, sources_digest
 from backends.base import Backend, Capabilities, HostFact, Output, Rejected, Unsupported, first_line
+from backends.iree import batch
 from backends.iree.compile import TARGET_FLAGS, CompileFailed, compile_mlir, import_models, versions
 from backends.iree.facts import target_facts
 from backends.iree.runtime import DRIVER, Modules, call
@@ -157,9 +158,7 @@ class IreeBackend(Backend):
         return Output(y, str(y.dtype), "\n".join(lines), notes=notes)
 
     def prepare(self, cases: list[Case], device: str) -> dict[str, int]:
-        from backends.iree.batch import prepare
-
-        return prepare(self, cases, device)
+        return batch.prepare(self, cases, device)
 
 
 def host_cpu() -> str:

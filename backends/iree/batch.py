@@ -19,17 +19,27 @@ import contextlib
 import hashlib
 import json
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from backends.artifacts import ArtifactCache
 from backends.iree.compile import CompileFailed, compile_mlir, functions_at, import_models
 from harness.model.case import Case
 
-if TYPE_CHECKING:
-    from backends.iree.backend import IreeBackend
+
+class Batchable(Protocol):
+    """What prepare() uses of the backend (backends/iree/backend.py IreeBackend)."""
+
+    cache: ArtifactCache
+    batch_size: int
+
+    def supports(self, case: Case, device: str) -> str | None: ...
+    def epilogue_reason(self, case: Case) -> str | None: ...
+    def key(self, case: Case, inputs: Any) -> str: ...
+    def plan(self, case: Case) -> tuple[dict[str, Any], list[str], list[str]]: ...
+    def model(self, case: Case, inputs: Any, attrs: dict[str, Any]) -> Any: ...
 
 
-def prepare(backend: IreeBackend, cases: list[Case], device: str) -> dict[str, int]:
+def prepare(backend: Batchable, cases: list[Case], device: str) -> dict[str, int]:
     """Compile the share's uncached cases in batches; counts for the worker's log."""
     from harness.numerics.inputs import make_inputs
 
