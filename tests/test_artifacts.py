@@ -60,6 +60,22 @@ def test_key_follows_what_the_model_bakes_in_not_the_seed_label():
     assert case_key(a, other_w, salt) != case_key(a, ia, salt)
 
 
+def test_key_follows_a_quantized_cases_parameters():
+    """The scales and zero points are baked into a quantized model but drawn from the seed (y's from x): two
+    draws with the same w and b are two models."""
+    from dataclasses import replace
+
+    a = make_case(id="a", op="conv1d", in_channels=1, out_channels=2, input_size=3, kernel_size=1, dtype="uint8",
+                  quant={"range": "narrow"})
+    ia = make_inputs(a)
+    assert ia.quant is not None
+    for change in ({"x_scale": ia.quant.x_scale * 2}, {"y_zero_point": ia.quant.y_zero_point + 1},
+                   {"w_scale": ia.quant.w_scale * 2}, {"per_channel": True}):
+        other = replace(ia, quant=replace(ia.quant, **change))
+        assert case_key(a, other, {}) != case_key(a, ia, {}), change
+    assert case_key(a, replace(ia, quant=replace(ia.quant)), {}) == case_key(a, ia, {})
+
+
 @pytest.mark.parametrize("backend", ["torch-onnx-ort"])
 def test_warm_run_exports_nothing_and_gives_the_same_records(tmp_path, monkeypatch, backend):
     from backends.registry import get_backend

@@ -7,6 +7,12 @@ asserted are the front end's (the torch-mlir lowering inside iree-compile), deci
 code generation, and float64's failed call (the f64 -> f32 demotion of the input conversion). The cache: a cold run compiles (in batches, prepare()), a warm
 run compiles nothing and gives the same records; a run without the cache (one module per case) gives the
 same values as the batched modules. The reproducer scripts: exit 0 on a pass, 1 on a refusal.
+
+Quantized cases (QCASES, cold in a cache of their own): `iree` (the QDQ model) and `iree-qlinear` (QLinearConv)
+against the exact integer oracle. Where iree-compile made an integer convolution (the translation says so, from
+the dispatch names) the output equals the oracle element for element (0 units of y); where it computes in float
+(transposed convs) within the comparator's one unit. The refusals and wrong values of iree-qlinear are their
+known issues; the quantized reproducers compute the oracle their own way and reach the same verdicts.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from harness.execution.records import Record
+from harness.numerics.inputs import make_inputs
 from tests.helpers import make_case, run_on
 
 pytestmark = pytest.mark.xdist_group("test_iree")
@@ -153,3 +160,98 @@ def test_reproducers_pass_and_refuse_as_recorded(runs: tuple, tmp_path: Path) ->
         assert code == (0 if rec.status == "pass" else 1), (rec.case_id, output)
         assert "IREE compiler version" in output, output
         assert ("verdict: pass" if rec.status == "pass" else "verdict: rejected") in output, output
+
+
+# ---- quantized cases ---------------------------------------------------------------------------------------
+Q = {"in_channels": 4, "out_channels": 6, "input_size": 6, "kernel_size": 3, "bias": True}
+QCASES = [
+    make_case(id="q_u8_c2d_pad", op="conv2d", dtype="uint8", padding=1, quant={"range": "full"}, **Q),
+    make_case(id="q_s8_c1d_pc", op="conv1d", dtype="int8", quant={"per_channel": True, "range": "full"}, **Q),
+    make_case(id="q_s8_c2d_same", op="conv2d", dtype="int8", padding="same", stride=2, quant={"range": "full"}, **Q),
+    make_case(id="q_u8_c2d_dw", op="conv2d", dtype="uint8", groups=4, quant={"per_channel": True, "range": "narrow"},
+              **{**Q, "out_channels": 4}),
+    make_case(id="q_u8_t2d_nhwc", op="conv_transpose2d", dtype="uint8", stride=2, padding=1, output_padding=1,
+              layout="channels_last", quant={"per_channel": True, "range": "narrow"}, **Q),
+    make_case(id="q_s8_t2d_grouped_pc", op="conv_transpose2d", dtype="int8", groups=2,
+              quant={"per_channel": True}, **{**Q, "in_channels": 4, "out_channels": 4}),
+]
+INTEGER = {"q_u8_c2d_pad", "q_s8_c1d_pc", "q_s8_c2d_same", "q_u8_c2d_dw"}  # `iree`: an integer convolution
+# iree-qlinear: (status, known issue) where it does not pass
+QLINEAR = {"q_s8_c1d_pc": ("mismatch", "iree-qlinear-per-channel-bias-unscaled"),
+           "q_s8_c2d_same": ("rejected", "iree-qlinear-per-tensor-pad-crash"),
+           "q_u8_c2d_dw": ("mismatch", "iree-qlinear-per-channel-bias-unscaled"),
+           "q_u8_t2d_nhwc": ("unsupported", None), "q_s8_t2d_grouped_pc": ("unsupported", None)}
+
+
+@pytest.fixture(scope="module")
+def qruns(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], Record]:
+    """QCASES on iree and iree-qlinear, cold, in a private cache: {(backend, case id): record}."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("CONVDIFF_CACHE", str(tmp_path_factory.mktemp("convdiff-cache-q")))
+        return {(r.backend, r.case_id): r for r in run_on(QCASES, ["iree", "iree-qlinear"], timeout=300, known=True)}
+
+
+def test_qdq_output_is_the_exact_integer_oracle(qruns: dict) -> None:
+    for case in QCASES:
+        r = qruns[("iree", case.id)]
+        if case.id == "q_s8_t2d_grouped_pc":
+            assert r.status == "unsupported", (case.id, r.status, r.message)
+            continue
+        assert r.status == "pass" and r.dtype == case.dtype, (case.id, r.status, r.dtype, r.message)
+        t = r.translation
+        assert "\n# quantized model: the QDQ form (DequantizeLinear -> " in f"\n{t}", t
+        assert "y = QuantizeLinear(y_f, y_scale, y_zero_point)" in t and "QLinearConv" not in t
+        assert ("y = y.view(np.uint8)" in t) == (case.dtype == "uint8")
+        if case.id in INTEGER:  # integer accumulation: every element exactly the oracle's
+            assert "# iree-compile turned the QDQ group into an integer convolution (" in t and "i8xi8xi32" in t, t
+            assert r.max_abs_err == 0.0, (case.id, r.max_abs_err)
+        else:  # the float convolution on dequantized values: within the comparator's one unit of y
+            assert "# iree-compile did NOT turn the QDQ group into an integer convolution" in t, t
+            assert r.max_abs_err is not None and r.max_abs_err <= 1.0, (case.id, r.max_abs_err)
+    assert "shared by all 2 groups" in qruns[("iree", "q_s8_t2d_grouped_pc")].message
+
+
+def test_qlinear_form_and_its_known_issues(qruns: dict) -> None:
+    for case in QCASES:
+        r = qruns[("iree-qlinear", case.id)]
+        status, issue = QLINEAR.get(case.id, ("pass", None))
+        assert (r.status, r.known_issue) == (status, issue), (case.id, r.status, r.known_issue, r.message)
+        if status in ("pass", "mismatch"):
+            assert "\n# quantized model: the QLinearConv form (one QLinearConv node)" in f"\n{r.translation}", r.translation
+    assert qruns[("iree-qlinear", "q_u8_c2d_pad")].max_abs_err == 0.0
+    assert "iree-compile crashed (SIGSEGV): in mlir::torch::Torch::AtenPadOp::create" in \
+        qruns[("iree-qlinear", "q_s8_c2d_same")].message
+    assert "float" in qruns[("iree-qlinear", "q_s8_c1d_pc")].translation.splitlines()[-1]  # per-channel: f32 conv
+    assert qruns[("iree-qlinear", "q_s8_c1d_pc")].max_abs_err > 50  # the unscaled bias: far beyond one unit
+
+
+def test_quantized_keys_follow_the_parameters_and_the_form() -> None:
+    from dataclasses import replace
+
+    from backends.iree.backend import IreeBackend, IreeQLinearBackend
+
+    qdq, qlinear = IreeBackend(), IreeQLinearBackend()
+    qdq.salt = qlinear.salt = {"versions": "same"}
+    case, flt = QCASES[0], CASES[0]
+    inputs = make_inputs(case)
+    assert qdq.key(case, inputs) != qlinear.key(case, inputs)  # one cache kind, two models
+    assert qdq.key(flt, make_inputs(flt)) == qlinear.key(flt, make_inputs(flt))
+    assert inputs.quant is not None
+    other = replace(inputs, quant=replace(inputs.quant, y_scale=inputs.quant.y_scale * 2))  # same w and b
+    assert qdq.key(case, other) != qdq.key(case, inputs)
+
+
+def test_quantized_reproducers_reach_the_recorded_verdicts(qruns: dict, tmp_path: Path) -> None:
+    from reports.repro.script import script_for
+    from tests.helpers import run_scripts
+
+    records = [qruns[k] for k in (("iree", "q_u8_c2d_pad"), ("iree", "q_u8_t2d_nhwc"), ("iree-qlinear", "q_s8_c1d_pc"),
+                                  ("iree-qlinear", "q_s8_c2d_same"))]
+    results = run_scripts(records, [script_for(r) for r in records], tmp_path)
+    for rec, (code, output) in zip(records, results):
+        assert code == (0 if rec.status == "pass" else 1), (rec.case_id, output)
+        assert f"verdict: {rec.status}" in output, output
+        assert "IREE compiler version" in output, output
+    assert "IREE dispatches: " in results[0][1] and "i8xi8xi32" in results[0][1]
+    assert "max |err| = 0;" in results[0][1]  # the script's own int64 oracle, element for element
+    assert "crashed (signal 11): in mlir::torch::Torch::AtenPadOp::create" in results[3][1]

@@ -8,12 +8,22 @@ with IREE: backends/iree/compile.py imports and compiles, backends/iree/runtime.
 translation names the flags and, from iree-compile's configured executables, each dispatch and the
 code generation pipeline it got, and the CPU `host` resolved to.
 
+Quantized cases (uint8/int8): the QDQ model ONNX Runtime's and OpenVINO's QDQ paths run
+(backends/onnx/qmodel.py: DequantizeLinear of x, w and the int32 bias -> Conv/ConvTranspose -> QuantizeLinear),
+the form ONNX Runtime's quantize_static writes by default and exporters emit, for all six ops. torch-mlir's
+ONNX conversion and its quantized-op fusion turn the group into a convolution on the integers where they can
+(a dispatch named ..._conv_..._i8xi8xi32) and compute it in float on the dequantized values elsewhere (..._f32):
+the translation says which, read from the dispatch names. `iree-qlinear` (IreeQLinearBackend) builds one
+QLinearConv node instead (conv ops; ONNX has no QLinearConvTranspose). The runtime hands a uint8 result back
+as int8 (the function's i8 is signless): the bits are reinterpreted as uint8, and the translation says so.
+
 Refusals: the importer's or iree-compile's first error line (an MLIR verifier message, "failed to
 legalize operation ...") is `rejected`, and so is an iree-compile that dies by a signal ("iree-compile
 crashed (SIGABRT): <its assertion>"): the compiler is a child process, the worker survives it.
 
 Cost (backends/artifacts.py): the .vmfb is cached under a key over the case (without its seed, with the
-digest of the weights the model bakes in), the IREE and onnx versions, the target flags, the host CPU
+digest of the weights, and of a quantized case's scales and zero points, the model bakes in; the quantized
+form), the IREE and onnx versions, the target flags, the host CPU
 (cpu model and ISA flags: `host` compiles for this CPU) and the sources that write the model; a refusal
 is cached as its message. A warm run imports and compiles nothing. prepare() compiles many cases as
 the functions of one module (backends/iree/batch.py).
@@ -24,7 +34,10 @@ from __future__ import annotations
 import importlib.util
 import json
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
+
+import numpy as np
 
 from backends.artifacts import ArtifactCache, case_key, sources_digest
 from backends.base import Backend, Capabilities, HostFact, Output, Rejected, Unsupported, first_line
@@ -40,12 +53,19 @@ from backends.onnx.model import (
     node_lines,
     residual_arrays,
 )
+from backends.onnx.qmodel import build_quant_model, form_for, quant_lines, quant_reason
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
 
-SOURCES = ("iree/backend.py", "iree/compile.py", "onnx/model.py", "pads.py")
+SOURCES = ("iree/backend.py", "iree/compile.py", "onnx/model.py", "onnx/qmodel.py", "pads.py")
 FUNCTION = "main"  # the graph's name, hence the function's, in a module of one case
 DTYPES = ("float32", "float16", "float64", "bfloat16")
+FORMS = {"qdq": "the QDQ form (DequantizeLinear -> {op} -> QuantizeLinear), as ONNX Runtime's quantize_static "
+                "writes it by default",
+         "qlinear": "the QLinearConv form (one QLinearConv node), as ONNX Runtime's quantizer writes it with "
+                    "QuantFormat.QOperator"}
+UINT8_VIEW = ("y = y.view(np.uint8)  # the IREE runtime returns the model's uint8 output as int8 (the compiled "
+              "function's i8 is signless): the same bits")
 
 
 class IreeBackend(Backend):
@@ -59,10 +79,14 @@ class IreeBackend(Backend):
     epilogue_ops = ONNX_EPILOGUE_OPS
     builds_per_case = True
     batch_size = 16
+    quant_form = "qdq"  # the quantized model (backends/onnx/qmodel.py FORMS)
+    quantized = ("the ONNX QDQ model (DequantizeLinear -> Conv/ConvTranspose -> QuantizeLinear), fused by "
+                 "iree-compile into an integer convolution where it can")
     capabilities = Capabilities(
         padding=("symmetric", "asymmetric", "same (auto_pad SAME_UPPER)", "valid (auto_pad VALID)"),
         layouts=("channels_first", "channels_last: Transpose nodes around the node (exact permutation)"),
-        dtypes=("float32", "float16", "float64", "bfloat16 (opset 22 model)"),
+        dtypes=("float32", "float16", "float64", "bfloat16 (opset 22 model)",
+                "uint8, int8: the QDQ model (DequantizeLinear -> Conv/ConvTranspose -> QuantizeLinear)"),
         devices=("cpu",),
     )
 
@@ -97,25 +121,42 @@ class IreeBackend(Backend):
         return dict(self._target)
 
     def supports(self, case: Case, device: str) -> str | None:
+        if case.quantized:
+            return quant_reason(case)
         if case.dtype == "bfloat16":
             return None  # an opset-22 model (backends/onnx/model.py BFLOAT16_OPSET)
         return dtype_reason(case)
 
+    def form(self, case: Case) -> str:
+        """The quantized model's form for this case (qmodel.form_for: QLinearConv has no transposed op)."""
+        return form_for(case, self.quant_form)
+
     def plan(self, case: Case) -> tuple[dict[str, Any], list[str], list[str]]:
         """The node's attributes, the translation lines and the notes (pure: shared with the repro script)."""
         attrs, notes = node_attributes(case)
-        lines, notes = node_lines(case, attrs, notes)
+        if case.quantized:
+            form = self.form(case)
+            lines, notes = quant_lines(case, attrs, form, quant_view(case), notes)
+            op = "ConvTranspose" if case.transpose else "Conv"
+            lines.insert(0, f"# quantized model: {FORMS[form].format(op=op)}")
+        else:
+            lines, notes = node_lines(case, attrs, notes)
         lines += ["onnx.checker.check_model(model); onnx.save(model, 'model.onnx')",
                   "iree-import-onnx model.onnx -o model.mlir",
                   "iree-compile model.mlir " + " ".join(TARGET_FLAGS) + " -o model.vmfb",
                   f"y = iree.runtime.load_vm_flatbuffer_file('model.vmfb', driver={DRIVER!r}).{FUNCTION}(x).to_host()"]
+        if case.dtype == "uint8":
+            lines.append(UINT8_VIEW)
         return attrs, lines, notes
 
     def key(self, case: Case, inputs: Inputs) -> str:
-        return case_key(case, inputs, self.salt)
+        # a quantized case's key names its form: `iree` and `iree-qlinear` share the cache kind
+        return case_key(case, inputs, {**self.salt, "form": self.form(case)} if case.quantized else self.salt)
 
     def model(self, case: Case, inputs: Inputs, attrs: dict[str, Any]) -> Any:
         try:
+            if case.quantized:
+                return build_quant_model(case, inputs, attrs, self.form(case))
             return build_model(case, inputs.w, inputs.b, attrs, inputs.epilogue)
         except Exception as exc:  # noqa: BLE001 - onnx.checker refused the model: a finding
             raise Rejected(first_line(exc)) from None
@@ -144,8 +185,9 @@ class IreeBackend(Backend):
         return key, files["module.vmfb"], meta, how
 
     def run(self, case: Case, inputs: Inputs, device: str) -> Output:
-        if case.quantized:
-            raise Unsupported("iree: quantized cases are not built (float cases only)")
+        reason = quant_reason(case, inputs) if case.quantized else None  # per-channel scales: known from inputs only
+        if reason:
+            raise Unsupported(reason)
         attrs, lines, notes = self.plan(case)
         self.model(case, inputs, attrs)  # onnx.checker's verdict before any cache: a refused model is Rejected
         name, vmfb, meta, how = self.entry(case, inputs, attrs)
@@ -154,11 +196,66 @@ class IreeBackend(Backend):
             y = call(fn, (inputs.x, *residual_arrays(case, inputs)))
         except Exception as exc:  # noqa: BLE001 - the runtime refused the module or the call: a finding
             raise Rejected(first_line(exc)) from None
+        if case.dtype == "uint8" and y.dtype == np.int8:
+            y = y.view(np.uint8)  # UINT8_VIEW, in the translation
         lines += dispatch_lines(meta, how)
+        if case.quantized:
+            lines.append(integer_line(meta, self.form(case)))
         return Output(y, str(y.dtype), "\n".join(lines), notes=notes)
 
     def prepare(self, cases: list[Case], device: str) -> dict[str, int]:
         return batch.prepare(self, cases, device)
+
+
+class IreeQLinearBackend(IreeBackend):
+    """Quantized conv cases only, as one QLinearConv node (ONNX's QOperator form) through the same three steps."""
+
+    name = "iree-qlinear"
+    quant_form = "qlinear"
+    epilogue_ops = ()
+    quantized = "one ONNX QLinearConv node (conv ops), lowered by torch-mlir's ONNX conversion inside iree-compile"
+    capabilities = Capabilities(
+        ops=("conv1d", "conv2d", "conv3d"),
+        padding=("symmetric", "asymmetric", "same (auto_pad SAME_UPPER)", "valid (auto_pad VALID)"),
+        output_padding="none",
+        dilation="conv",
+        groups="conv",
+        layouts=("channels_first", "channels_last: Transpose nodes around the node (exact permutation)"),
+        dtypes=("uint8, int8: QLinearConv (float cases: iree)",),
+        devices=("cpu",),
+    )
+
+    def supports(self, case: Case, device: str) -> str | None:
+        if not case.quantized:
+            return "iree-qlinear runs quantized (uint8/int8) cases only; float cases: iree"
+        if case.transpose:
+            return ("ONNX has no QLinearConvTranspose (QLinearConv is a forward convolution); the QDQ form of a "
+                    "quantized transposed convolution runs on iree")
+        return quant_reason(case)
+
+
+def quant_view(case: Case) -> Any:
+    """What qmodel.quant_lines reads of a case's Inputs (`quant.per_channel`), from the case alone: plan() is
+    pure, so that the reproducer writes the same lines."""
+    q = case.quant
+    return SimpleNamespace(quant=SimpleNamespace(per_channel=q is not None and (q.per_channel or
+                                                                                  isinstance(q.w_scale, tuple))))
+
+
+def integer_line(meta: dict[str, Any], form: str) -> str:
+    """Whether iree-compile computed the quantized convolution on the integers: the element types its
+    convolution dispatches are named with (..._conv_<sizes>_i8xi8xi32: int8 operands, int32 accumulator; ..._f32)."""
+    fn = meta["function"]
+    convs = [d.split("$async_")[-1] for d, _ in meta["dispatches"]
+             if d.startswith((f"{fn}$", f"{fn}_")) and "_conv_" in d]
+    kinds = {d.rsplit("_", 1)[-1] for d in convs}
+    group = "the QDQ group" if form == "qdq" else "QLinearConv"
+    if not convs:
+        return f"# no convolution dispatch named: whether iree-compile computed {group} on the integers is not known"
+    if all(all(t.startswith("i") for t in k.split("x")) for k in kinds):
+        return f"# iree-compile turned {group} into an integer convolution ({', '.join(convs)})"
+    return (f"# iree-compile did NOT turn {group} into an integer convolution: it runs in float on the dequantized "
+            f"values ({', '.join(convs)}), then quantizes")
 
 
 def host_cpu() -> str:

@@ -8,7 +8,8 @@ weights' resource names), compiles it once, and stores the module (`iree-batch/<
 an entry naming that module and function (`iree/<key>/meta.json`). run() then finds its key and calls
 its function there: the same ONNX graph, the same flags, only compiled beside others. A batch that
 fails to compile is split in halves until the failing case stands alone; that one is left to run()'s
-own build, so its refusal is recorded exactly as without batching. Where iree-compile's errors point at lines
+own build, so its refusal is recorded exactly as without batching. Quantized cases are batched like float ones
+(their QDQ or QLinearConv graphs, their scales as uniquely named resources). Where iree-compile's errors point at lines
 of the input (`<stdin>:line:col: error:`), the functions holding those lines are left out at once and
 the rest compiled again, without halving.
 """
@@ -47,10 +48,11 @@ def prepare(backend: Batchable, cases: list[Case], device: str) -> dict[str, int
         return {"batched": 0}  # no cache to put them in, or configurations that will not come back (fuzz)
     todo: list[tuple[str, Any]] = []
     for case in cases:
-        if (case.geometry is None or case.quantized or backend.supports(case, device)
-                or backend.epilogue_reason(case)):
+        if case.geometry is None or backend.supports(case, device) or backend.epilogue_reason(case):
             continue
-        with contextlib.suppress(Exception):  # a refused model or a remembered crash: run() answers it
+        # a refused model, a quantized case qmodel cannot state (its per-channel scales) or a remembered crash:
+        # run() answers it
+        with contextlib.suppress(Exception):
             inputs = make_inputs(case)
             key = backend.key(case, inputs)
             if backend.cache.load(key) is None:

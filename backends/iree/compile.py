@@ -157,11 +157,21 @@ def error_line(stderr: str) -> str:
     return _first(stderr)
 
 
+FRAME = re.compile(r"^\s*#\d+ 0x[0-9a-f]+ (.*?(?:mlir::torch|mlir::iree_compiler)::[\w:~<>]+?)(?:\(.*\))?"
+                   r"(?: (\S+\.(?:cpp|h|inc)):\d+:\d+)?\s*$")
+
+
 def crash_line(stderr: str) -> str:
-    """What a crashed iree-compile said first: an assertion, an error, or LLVM's stack-dump banner."""
+    """What a crashed iree-compile said first: an assertion, an error or an LLVM ERROR; else the innermost frame
+    of its stack dump in torch-mlir's or IREE's own code (where it crashed: a release build asserts nothing);
+    else its first line."""
     for line in stderr.splitlines():
         if "Assertion" in line or "error:" in line or "LLVM ERROR" in line:
             return line.strip()
+    for line in stderr.splitlines():
+        frame = FRAME.match(line)
+        if frame:
+            return f"in {frame.group(1)}" + (f" ({frame.group(2)})" if frame.group(2) else "")
     return _first(stderr) or "no message"
 
 

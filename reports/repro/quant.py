@@ -7,8 +7,8 @@ calibrated from the float range of the exact accumulator), and computes the trut
 the exact int64 accumulator of (x - x_zp)(w - w_zp) plus the bias (a transposed conv as the
 stride-1 correlation of the zero-stuffed input with the flipped kernel), then ONNX QLinearConv's
 requantization. The second is the backend's `run_framework(x, w, b) -> (y, dtype name, rounding)`,
-reproducing what its adapter does (reports/repro/quant_torch.py, repro_quant_onnx.py,
-repro_quant_litert.py). The third (QUANT_VERDICT) judges in units of y, allowing what
+reproducing what its adapter does (reports/repro/quant_torch.py, quant_onnx.py, quant_litert.py,
+executorch.py, iree.py). The third (QUANT_VERDICT) judges in units of y, allowing what
 harness/numerics/bound.py `quant_units` allows for the rounding the kernel declares (the adapter's
 `Output.quant_rounding`, which reaches the judge in the worker's payload, not the record: each
 template states it, litert's reads it live as its adapter does).
@@ -24,6 +24,7 @@ from harness.execution.records import Record
 from harness.model.case import Case, Quant
 from harness.numerics.bound import QUANT_ROUNDING, QUANT_SLACK
 from reports.repro.executorch import EXECUTORCH_QUANT_TEMPLATES
+from reports.repro.iree import IREE_QUANT_TEMPLATES
 from reports.repro.quant_litert import LITERT_TEMPLATES
 from reports.repro.quant_onnx import ONNX_TEMPLATES
 from reports.repro.quant_torch import TORCH_TEMPLATES
@@ -31,7 +32,7 @@ from reports.repro.registry import ReproUnavailable
 
 QuantTemplate = Callable[[Record, Case], str]
 QUANT_TEMPLATES: dict[str, QuantTemplate] = {**TORCH_TEMPLATES, **ONNX_TEMPLATES, **LITERT_TEMPLATES,
-                                             **EXECUTORCH_QUANT_TEMPLATES}
+                                             **EXECUTORCH_QUANT_TEMPLATES, **IREE_QUANT_TEMPLATES}
 LIMITS = {"uint8": (0, 255), "int8": (-128, 127)}
 
 

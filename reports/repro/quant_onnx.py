@@ -28,7 +28,7 @@ from reports.repro.torch_module import kwargs_source
 FORMS = {"onnxruntime": "qlinear", "onnxruntime-qdq": "qdq", "openvino": "qdq"}
 
 
-def _model_source(rec: Record, case: Case, form: str) -> str:
+def model_source(rec: Record, case: Case, form: str) -> str:
     """`def build_model(w, b)`: the checked quantized model of `form`, as convdiff's qmodel builds it."""
     attrs, notes = node_attributes(case)
     q = case.quant
@@ -87,7 +87,7 @@ def ort_template(rec: Record, case: Case) -> str:
                      OnnxRuntimeBackend().session_line(rec.device).replace("])", "], sess_options=so)"),
                      "y = sess.run(None, {'x': x})[0]"])
     return "\nimport os\nimport tempfile\n\nimport onnx\nimport onnxruntime as ort\nfrom onnx import helper, numpy_helper\n" + \
-        _model_source(rec, case, form) + f'''
+        model_source(rec, case, form) + f'''
 
 def run_framework(x, w, b):
     """An InferenceSession on {PROVIDERS[rec.device]}, default options; the optimized graph printed."""
@@ -111,7 +111,7 @@ def openvino_template(rec: Record, case: Case) -> str:
     require_in(rec, ["onnx.checker.check_model(model)",
                      "compiled = ov.Core().compile_model(ov.Core().read_model(model.SerializeToString()), 'CPU')",
                      "y = compiled({'x': x})[compiled.output(0)]"])
-    return "\nimport onnx\nimport openvino as ov\nfrom onnx import helper, numpy_helper\n" + _model_source(rec, case, "qdq") + '''
+    return "\nimport onnx\nimport openvino as ov\nfrom onnx import helper, numpy_helper\n" + model_source(rec, case, "qdq") + '''
 
 def run_framework(x, w, b):
     """OpenVINO's CPU plugin, every property at its default; its int8 convolution's precision printed."""
