@@ -101,7 +101,10 @@ class Backend:
     # neither a worker's start nor its restart after a crash pays their import again
     # (harness/execution/zygote.py); an order that begins with another backend's whole list lets the zygote
     # fork from that one's (harness/execution/preloads.py). "module:function": import the module and call the
-    # function once in the zygote (a warm-up each fork would otherwise repeat).
+    # function once in the zygote (a warm-up each fork would otherwise repeat). Neither may leave a thread behind
+    # that a worker's work would wait on: a fork copies only the forking thread, so a child that needs a lock or a
+    # pool held by another thread hangs (measured 2026-11-28: one XNNPACK lowering as ExecuTorch's warm-up left two
+    # threads running, and workers forked after it hung in a futex wait); warm such a path up in setup() instead.
     preload: tuple[str, ...] = ()
     # Packages that importing `framework` pulls in only because they are installed, and that run() never
     # uses: blocked in the worker (harness/execution/worker.py `block`: `import m` then raises ImportError,
