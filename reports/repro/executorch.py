@@ -19,6 +19,7 @@ from backends.torch.module import module_plan
 from harness.execution.records import Record
 from harness.model.case import Case
 from harness.numerics.inputs import make_inputs
+from reports.repro.pinned_observer import PINNED_OBSERVER
 from reports.repro.registry import register, stale
 from reports.repro.torch_module import model_class_source, module_inputs
 
@@ -120,23 +121,7 @@ def executorch_portable_template(rec: Record, case: Case) -> str:
     return _template(rec, case, delegate=False)
 
 
-QUANT_CLASSES = '''
-class PinnedObserver(ObserverBase):
-    """An observer that observes nothing: calculate_qparams() returns the scales and zero points given."""
-
-    def __init__(self, scales, zero_points, dtype=torch.int8, qscheme=torch.per_channel_symmetric, ch_axis=0,
-                 quant_min=-128, quant_max=127, is_dynamic=False, **_):
-        super().__init__(dtype=dtype, is_dynamic=False)
-        self.qscheme, self.ch_axis, self.quant_min, self.quant_max = qscheme, ch_axis, quant_min, quant_max
-        self.register_buffer("scale", torch.tensor(scales, dtype=torch.float32))
-        self.register_buffer("zero_point", torch.tensor(zero_points, dtype=torch.int32))
-
-    def forward(self, x):
-        return x
-
-    def calculate_qparams(self):
-        return self.scale, self.zero_point
-
+QUANT_CLASSES = PINNED_OBSERVER + '''
 
 class PinnedPerChannelObserver(PinnedObserver):
     """Named so: torchao's prepare passes the spec's ch_axis (1 for a transposed conv's weight, set by the

@@ -19,6 +19,7 @@ from backends.torch.eager import TorchBackend
 from backends.torch.pt2e_quantizer import translation as pt2e_translation
 from harness.execution.records import Record
 from harness.model.case import Case
+from reports.repro.pinned_observer import PINNED_OBSERVER
 from reports.repro.registry import require_lines
 from reports.repro.torch_module import kwargs_source
 
@@ -110,23 +111,7 @@ def run_framework(x, w, b):
 '''
 
 
-PT2E_CLASSES = '''
-class PinnedObserver(ObserverBase):
-    """An observer that observes nothing: calculate_qparams() returns the scales and zero points given."""
-
-    def __init__(self, scales, zero_points, dtype=torch.int8, qscheme=torch.per_channel_symmetric, ch_axis=0,
-                 quant_min=-128, quant_max=127, is_dynamic=False, **_):
-        super().__init__(dtype=dtype, is_dynamic=False)
-        self.qscheme, self.ch_axis, self.quant_min, self.quant_max = qscheme, ch_axis, quant_min, quant_max
-        self.register_buffer("scale", torch.tensor(scales, dtype=torch.float32))
-        self.register_buffer("zero_point", torch.tensor(zero_points, dtype=torch.int32))
-
-    def forward(self, x):
-        return x
-
-    def calculate_qparams(self):
-        return self.scale, self.zero_point
-
+PT2E_CLASSES = PINNED_OBSERVER + '''
 
 class OutputQuantizer(X86InductorQuantizer):
     """The x86 recipe, then y's spec on the output of each pattern it quantized (it leaves a lone conv's
