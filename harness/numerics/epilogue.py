@@ -19,12 +19,16 @@ harness.numerics.bound propagates the conv's error bound.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import erf
 
 from harness.model.case import BATCH_NORM_EPS, CLAMP_RANGE, EPILOGUE_ACTIVATIONS, EPILOGUE_CONSTANTS, LEAKY_SLOPE, Case
+
+# erf per element from the C library (Python's math.erf, correctly rounded to within an ulp): NumPy has no erf,
+# and the base install must not need SciPy for one function (a report-only install imports this module).
+erf = np.vectorize(math.erf, otypes=[np.float64])
 
 Constants = dict[str, np.ndarray]
 
