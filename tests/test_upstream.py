@@ -322,3 +322,53 @@ def test_repro_issue_text(capsys: pytest.CaptureFixture) -> None:
     for part in ("## Environment", "## Reproducer", "```python\n#!/usr/bin/env python3", "## Output on this host",
                  "Exit status 1 (the defect shows)", "verdict: mismatch", "## Expected vs actual", "x the bound"):
         assert part in text, part
+
+
+# --- the entry's upstream fields (harness/judge/entry_upstream.py) ------------------------------------------
+
+FIELDS = """\
+issues:
+  - id: a-b
+    backend: torch
+    cases: {op: conv2d}
+    status: mismatch
+    reason: r
+    link: none found
+    kind: wrong-value
+    root: a-root
+    component: {name: oneDNN, tracker: uxlfoundation/oneDNN, where: "brg_conv_fwd:avx512_core, oneDNN v3.6.2"}
+    searched: ["pytorch/pytorch: conv wrong", "uxlfoundation/oneDNN: brg_conv_fwd out_w 1"]
+    latest: {version: "2.14.1", result: shows, date: 2026-11-29, note: "capped by pip"}
+"""
+
+
+def test_upstream_fields_load(tmp_path: Path) -> None:
+    (tmp_path / "known_issues.yaml").write_text(FIELDS)
+    entry = load_known_issues(tmp_path / "known_issues.yaml").entries[0]
+    assert (entry.kind, entry.root, entry.asks) == ("wrong-value", "a-root", "a fix")
+    assert entry.component is not None and entry.component.tracker_url == "https://github.com/uxlfoundation/oneDNN/issues"
+    assert entry.searched[1].startswith("uxlfoundation/oneDNN: ")
+    assert entry.latest is not None and entry.latest.sentence("torch") == "still shows in torch 2.14.1 (2026-11-29; capped by pip)"
+    (tmp_path / "known_issues.yaml").write_text(FIELDS.replace("    root: a-root\n", "").replace("kind: wrong-value", "kind: crash"))
+    entry = load_known_issues(tmp_path / "known_issues.yaml").entries[0]
+    assert entry.root == "a-b" and entry.asks == "a fix"
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ("kind: wrong-value", "kind: wrong", ":8: kind: unknown kind 'wrong'"),
+    ("root: a-root", "root: A root", ":9: root: must be an id"),
+    ("tracker: uxlfoundation/oneDNN", "tracker: oneDNN", ":10: component.tracker: must be a GitHub owner/repo"),
+    ("where:", "wher:", ":10: component.wher: unknown field"),
+    ('"uxlfoundation/oneDNN: brg_conv_fwd out_w 1"', '"brg"', ":11: searched[1]: must read 'owner/repo: what was searched'"),
+    ("result: shows", "result: maybe", ":12: latest.result: unknown result 'maybe'"),
+    ("date: 2026-11-29", "date: 29.11.2026", ":12: latest.date: must be YYYY-MM-DD"),
+    ('version: "2.14.1", ', "", ":12: latest.version: required field is missing"),
+])
+def test_upstream_field_problems_are_one_line(tmp_path: Path, old: str, new: str, message: str) -> None:
+    from harness.model.yamlmap import InputError
+
+    assert old in FIELDS
+    (tmp_path / "known_issues.yaml").write_text(FIELDS.replace(old, new))
+    with pytest.raises(InputError) as err:
+        load_known_issues(tmp_path / "known_issues.yaml")
+    assert message in str(err.value), str(err.value)

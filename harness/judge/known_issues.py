@@ -5,7 +5,8 @@ selector on op, case id, file, tags and canonical parameters), status (one or a
 list), reason, link (the upstream report, or "none found ..."); optional upstream
 bookkeeping: tracker (the GitHub owner/repo a report belongs to), checked ({date,
 versions}: when the entry was last re-measured and its tracker searched) and fixed_in
-(the release that fixes it). A selector value is a scalar (per-dimension parameters match
+(the release that fixes it); and the upstream report's fields kind, root, component, searched, latest
+and ask (harness/judge/entry_upstream.py). A selector value is a scalar (per-dimension parameters match
 when every dimension equals it), a list of alternatives, a glob for strings, or a
 {min, max} range (per-dimension parameters match when any dimension is in range).
 `case` globs treat brackets literally (swept ids contain them); only * and ? are
@@ -42,6 +43,7 @@ from typing import Any
 
 from harness.execution.host import FACTS
 from harness.execution.records import STATUSES
+from harness.judge.entry_upstream import KINDS, UPSTREAM_FIELDS, Component, Latest, load_upstream_fields
 from harness.model.case import Case
 from harness.model.loader import known_issues_dir
 from harness.model.predicate import PredicateError, compile_predicate, evaluate
@@ -50,7 +52,7 @@ from harness.model.yamlmap import InputError, LineList, LineMap, load_yaml, pars
 from harness.numerics.bound import accumulation_length
 
 ENTRY_FIELDS = ("id", "backend", "device", "host", "cases", "status", "max_rel_err", "reason", "link",
-                "tracker", "checked", "fixed_in")
+                "tracker", "checked", "fixed_in", *UPSTREAM_FIELDS)
 SELECTOR_FIELDS = (*CASE_FIELDS, "file", "case", "when", "output")
 INVALID_OUTCOMES = frozenset({"accepted_invalid", "crash", "timeout", "error"})  # what an invalid case can fail with
 
@@ -107,6 +109,20 @@ class KnownIssue:
     checked: dict[str, str] = field(default_factory=dict)  # {date, versions}: when the entry was last re-measured
     fixed_in: str = ""    # the release that fixes it upstream, where one does ("torch 2.14")
     source: str = ""      # the file the entry comes from
+    kind: str = ""        # wrong-value | crash | valid-refused | invalid-accepted | by-design-undocumented
+    root: str = ""        # the root cause's id: entries sharing it make one upstream report (default: own id)
+    component: Component | None = None  # the vendored component the defect lives in, and its tracker
+    searched: tuple[str, ...] = ()      # "owner/repo: what was searched", as of checked.date
+    latest: Latest | None = None        # the snippet against the newest release on the package index
+    ask: str = ""         # what the report asks for, when not the kind's default
+
+    def __post_init__(self) -> None:
+        self.root = self.root or self.id
+
+    @property
+    def asks(self) -> str:
+        """What the upstream report asks for: the entry's `ask`, else the kind's default (entry_upstream.KINDS)."""
+        return self.ask or KINDS.get(self.kind, "")
 
     @property
     def upstream_state(self) -> str:
@@ -325,7 +341,7 @@ def _entries(path: str, text: str) -> tuple[KnownIssue, ...]:
             device=[str(d) for d in _as_list(raw.get("device") or [])], cases=dict(cases),
             status=statuses, reason=str(raw["reason"]), link=str(raw["link"]), when=when, host=host,
             max_rel_err=None if max_rel_err is None else float(max_rel_err),
-            tracker=tracker, checked=checked, fixed_in=fixed_in, source=path,
+            tracker=tracker, checked=checked, fixed_in=fixed_in, source=path, **load_upstream_fields(path, raw),
         ))
     return tuple(entries)
 
