@@ -1,9 +1,12 @@
 """Who is wrong when backends disagree: the oracle settles it, the majority corroborates.
 
 For every case where some backend's values or shape differ from the oracle, list the
-backends that agree with the oracle and those that do not. When the oracle and a
-majority of the backends that ran the case agree against a single backend, that one
-is named the likely culprit.
+backends that agree with the oracle and those that do not. The oracle votes with the
+backends that returned values (pass or disagree; a refusal, crash or unsupported case casts
+no vote): when a single backend disagrees and at least one agrees with the oracle, the oracle
+and its agreeing backends outnumber the dissenter, and that backend is named the likely culprit.
+So two targets where one agrees with the oracle name the other (two votes against one); two
+dissenters name none.
 
 Converter paths (a framework's exporter, then ONNX Runtime) have a control: `onnxruntime`
 running the hand-built ONNX node on the same case. A converter path that disagrees while
@@ -48,7 +51,7 @@ def blame(records: Iterable[Record]) -> list[dict[str, Any]]:
         if not bad:
             continue
         good = [r for r in recs if r.status == "pass"]
-        culprit = bad[0].backend if len(bad) == 1 and len(good) >= 2 and len(good) > len(bad) else None
+        culprit = bad[0].backend if len(bad) == 1 and good else None  # the oracle + len(good) >= 2 votes against 1
         out.append({
             "file": file, "case_id": case_id, "device": device, "output": output,
             "agree_with_oracle": sorted(r.backend for r in good),
