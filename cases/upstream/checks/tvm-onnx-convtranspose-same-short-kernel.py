@@ -1,17 +1,7 @@
-"""[Relax][Frontend][ONNX] ConvTranspose auto_pad=SAME_UPPER with a kernel shorter than the stride: output is (L-1)*s+k, not L*s
+"""ConvTranspose auto_pad SAME_UPPER with a kernel shorter than the stride through TVM's Relax ONNX importer
 
-Project: apache/tvm (https://github.com/apache/tvm/issues)
-Upstream: none found
-Related: https://github.com/apache/tvm/pull/19450 (added the auto_pad handling, with the clamp); https://github.com/microsoft/onnxruntime/issues/11927 (ONNX Runtime's ConvTranspose auto_pad handling); https://github.com/onnx/onnx/issues/3153 (why SAME means input * stride for ConvTranspose)
-Checked: 2026-11-28, apache-tvm 0.27.0.post1, onnx 1.17.0, searched apache/tvm issues and PRs for "ConvTranspose SAME_UPPER kernel smaller than stride", "ConvTranspose auto_pad output shape", "negative total padding ConvTranspose"
-
-What happens: for ConvTranspose with auto_pad SAME_UPPER or SAME_LOWER the ONNX spec fixes the output length at input * stride. With a (dilated) kernel shorter than the stride that needs a negative total_padding (the output reaches past the last kernel tap). The Relax importer computes total_pad = (k - 1) * d + 1 + output_padding - s and clamps it at 0, so the output is the unpadded (L - 1) * s + (k - 1) * d + 1: a 1-D ConvTranspose of length 3 with kernel 1, strides 2 gives length 5 instead of 6; a 2-D one, 1x2x4x4 input, kernel 2x2, strides 3, gives 1x3x11x11 instead of 1x3x12x12. The values it does return are the transposed convolution's.
-
-Expected: output length L * stride (spec: "SAME_UPPER or SAME_LOWER mean pad the input so that output_shape[i] = input_shape[i] * strides[i]"). The extra element holds no tap, so it is 0 (plus bias); where it goes depends on how total_padding / 2 rounds for a negative total (TensorFlow's conv_transpose SAME and C's truncating division put it last; onnx.reference's floor division first), so the script judges the shape, and prints the float64 NumPy reference with the extra element last.
-
-Mechanism: python/tvm/relax/frontend/onnx/onnx_frontend.py, ConvTranspose._impl_v1, the SAME_UPPER/SAME_LOWER branch: `total_pad = max(total_pad, 0)`. Relax's conv*_transpose padding cannot be negative; the missing length can be added as output_padding where it is below the stride (here it always is: -total_pad = s - (k - 1) * d - 1 < s), or by a pad after the op.
-
-Host: any
+Measures the output shape against L * stride (1-D: length 3, kernel 1, strides 2; 2-D: 4x4, kernel 2, strides 3) and
+the values on the block TVM returns, against a float64 transposed convolution with the extra element last.
 """
 import sys
 

@@ -1,17 +1,7 @@
-"""[TorchOnnxToTorch] onnx.ConvTranspose SAME_UPPER with a kernel shorter than the stride puts the extra output elements at both ends
+"""ConvTranspose auto_pad SAME_UPPER with a kernel shorter than the stride (even total padding) through IREE (llvm-cpu)
 
-Project: llvm/torch-mlir (https://github.com/llvm/torch-mlir/issues)
-Upstream: none found
-Related: https://github.com/microsoft/onnxruntime/issues/11927 (ONNX Runtime's ConvTranspose auto_pad handling); https://github.com/onnx/onnx/issues/3153 (why SAME means input * stride for ConvTranspose)
-Checked: 2026-11-28, iree-base-compiler 3.13.0 / iree-base-runtime 3.13.0 (torch-mlir inside), searched llvm/torch-mlir and iree-org/iree issues for "ConvTranspose SAME_UPPER kernel smaller than stride", "negative auto padding ConvTranspose"
-
-What happens: ConvTranspose with auto_pad SAME_UPPER must give an output of input * stride per axis. When the (dilated) kernel is shorter than the stride, the full transposed convolution ((L-1)*s + (k-1)*d + 1) is shorter than that, so s - (k-1)*d - 1 output elements get no input (bias only). iree-compile gives the right length, but puts half of those elements before the data and half after: a 1x2x5 input, 2x3x1 weight (kernel 1), strides 3 gives 1x3x15 with the data starting at index 1 (expected 0), every element shifted by one; max |err| 2.18 on standard-normal data (seed 0). With an odd number of such elements (e.g. kernel 2, stride 3) the node is refused instead ("failed to legalize operation 'torch.operator'").
-
-Expected: TensorFlow's SAME for transposed convolutions (conv2d_transpose / Conv2DTranspose), the convention models with SAME ConvTranspose come from, keeps the data at the start and appends the missing elements at the end. The script's float64 NumPy reference scatters each input element times the kernel at stride 3 and appends the zeros at the end. Note that ONNX's own formula, read literally (pads[begin] = total/2, pads[end] = total - total/2 with total = -2), gives -1 at both ends, which is the placement iree-compile produces; the ONNX reference implementation (onnx 1.17.0) gives the same values. So this is a question of which placement is intended for a negative total; the spec's text does not discuss it.
-
-Mechanism: lib/Conversion/TorchOnnxToTorch/DefaultDomainAtoF.cpp, the "ConvTranspose" pattern, auto_pad branch: totalPadding = stride * (L - 1) + output_padding + (k - 1) * d + 1 - output_shape, negative here, split as (total/2, total - total/2) into torch.aten.convolution's padding (-1 per side); an odd total is rejected as asymmetric.
-
-Host: any
+Measures shape and values against a float64 reference that puts the elements no input reaches at the end (TensorFlow's
+SAME), and whether IREE's output is that reference shifted by half of them (the ONNX pads formula read literally).
 """
 import importlib.metadata
 import sys

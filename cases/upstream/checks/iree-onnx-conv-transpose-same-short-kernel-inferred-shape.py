@@ -1,17 +1,7 @@
-"""[Shape inference] ConvTranspose auto_pad SAME_UPPER with a kernel shorter than the stride: inferred length (L-1)*stride + k, not L*stride
+"""ConvTranspose auto_pad SAME_UPPER with a kernel shorter than the stride, followed by another node, through IREE (llvm-cpu)
 
-Project: onnx/onnx (https://github.com/onnx/onnx/issues)
-Upstream: none found
-Related: https://github.com/onnx/onnx/issues/3153 (ConvTranspose SAME means output = input * stride); https://github.com/onnx/onnx/pull/3893 (introduced total_pad = effective_kernel - stride in this inference); https://github.com/iree-org/iree/issues/18270 (the same kind of tensor.cast failure when ONNX's inferred shape and torch-mlir's disagree, for MaxPool)
-Checked: 2026-11-28, onnx 1.17.0, iree-base-compiler 3.13.0 / iree-base-runtime 3.13.0; searched onnx/onnx, llvm/torch-mlir and iree-org/iree issues for "ConvTranspose shape inference SAME_UPPER kernel smaller than stride", "ConvTranspose auto_pad inferred shape", "tensor.cast cast incompatible ConvTranspose"
-
-What happens: for a ConvTranspose with auto_pad SAME_UPPER (or SAME_LOWER), onnx.shape_inference.infer_shapes gives the output length (L-1)*stride + (k-1)*dilation + 1 whenever that is shorter than L*stride, i.e. whenever the dilated kernel is shorter than the stride: input length 2, kernel 1, strides 3 is inferred as 4, while the operator's definition ("pad the input so that output_shape[i] = input_shape[i] * strides[i]") and the ONNX reference implementation give 6 (input 5: 13 against 15). A consumer that trusts the inferred type breaks: iree-import-onnx types every intermediate value from this inference, and iree-compile (torch-mlir's lowering computes L*stride) then refuses a model where another node follows the ConvTranspose: "'tensor.cast' op operand type 'tensor<1x4x3xf32>' and result type 'tensor<1x6x3xf32>' are cast incompatible" for the Transpose back to NLC of a channels-last model, and the same for a Relu after it. Where the ConvTranspose output is the graph output with its declared shape, the model compiles. Measured with 1-D, 2-D and 3-D channels-last models (input 1x1 to 2x2, strides 3 to 5, kernels 1 and 2, dilation 2), float32, float16, bfloat16, float64, grouped, and NCHW models followed by Relu or Mul.
-
-Expected: the inferred length L*stride for SAME_UPPER/SAME_LOWER, as the operator text says and as onnx.reference computes: the total padding stride*(L-1) + output_padding + (k-1)*dilation + 1 - L*stride is then negative (here -2), which the operator's pad formulas allow. The script compares the inferred shape with L*stride and with onnx.reference's output.
-
-Mechanism: onnx/defs/nn/defs.cc, convTransposeShapeInference: for auto_pad other than VALID without pads, total_pad = effective_kernel_shape[i] - strides[i], then clamped to 0 ("if (total_pad < 0) total_pad = 0"; std::max(total_pad, 0) on onnx main, 2026-08-22), and the length stride*(L-1) + output_padding + effective_kernel - total_pad. The clamp turns every total padding below 0 into 0, so the inferred length is the full transposed convolution, not L*stride. In IREE, torch-mlir's ConvTranspose conversion (lib/Conversion/TorchOnnxToTorch/DefaultDomainAtoF.cpp, auto_pad branch) computes the padding from L*stride itself (-1 per side here), the lowered convolution is cast to the node's inferred type, and the node after it carries the graph output's declared type: the two static types disagree.
-
-Host: any
+Measures the length ONNX shape inference gives the ConvTranspose output against L * stride and onnx.reference, and
+whether iree-compile accepts the model with a Transpose or a Relu after it, and with the ConvTranspose as graph output.
 """
 import importlib.metadata
 import sys

@@ -1,0 +1,34 @@
+"""ConvTranspose auto_pad SAME with kernel < stride: shape inference gives (L-1)*stride + kernel, the operator text and onnx.reference L*stride
+
+Kind: wrong-value
+Ask: a fix to shape inference (input * stride, as the text says), and a sentence on where the elements no input reaches go when the total padding is negative.
+
+What happens: ConvTranspose with auto_pad SAME_UPPER or SAME_LOWER, strides 2 and kernel 1 over a length-3 input: onnx.shape_inference types the output [1, 1, 5], onnx.reference returns [1, 1, 6] ([0, 1, 0, 2, 0, 3] for SAME_UPPER, [1, 0, 2, 0, 3, 0] for SAME_LOWER). The same in onnx 1.23.2. Runtimes follow one or the other.
+
+Expected: "SAME_UPPER or SAME_LOWER mean pad the input so that output_shape[i] = input_shape[i] * strides[i]" (https://onnx.ai/onnx/operators/onnx__ConvTranspose.html): 6. The total padding is then negative (-1), and the text does not say where the uncovered element goes: TensorFlow's SAME appends it, onnx.reference's floor division puts it first for SAME_UPPER.
+
+Mechanism: onnx/defs/nn/defs.cc, convTransposeShapeInference, clamps the total padding at 0 (lines 1227-1228 on main f754691; 1176-1178 in v1.17.0), so the output is (L-1)*s + (k-1)*d + 1; onnx/reference/ops/op_conv_transpose.py (lines 52-57) keeps the negative total.
+
+Symptoms:
+- ONNX Runtime 1.32 and OpenVINO 2026.4.1 return 5 elements, as shape inference says.
+- TVM 0.27's Relax ONNX importer clamps the same way (onnx_frontend.py, ConvTranspose._impl_v1): 5 elements.
+- IREE 3.13 (torch-mlir) returns L*stride, the uncovered elements split before and after, but fails ("'tensor.cast' op ... cast incompatible") where another node takes the output, typed by shape inference.
+"""
+import sys
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper, shape_inference
+from onnx.reference import ReferenceEvaluator
+print("onnx", onnx.__version__)
+x, w = np.array([[[1, 2, 3]]], np.float32), np.ones((1, 1, 1), np.float32)  # length 3, kernel 1
+wrong = False
+for auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+    node = helper.make_node("ConvTranspose", ["x", "w"], ["y"], strides=[2], auto_pad=auto_pad)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [numpy_helper.from_array(w, "w")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    inferred = [d.dim_value for d in shape_inference.infer_shapes(model).graph.output[0].type.tensor_type.shape.dim]
+    y = ReferenceEvaluator(model).run(None, {"x": x})[0]
+    print(f"{auto_pad}: operator text [1, 1, 6] | shape inference {inferred} | onnx.reference {list(y.shape)} {y[0, 0].tolist()}")
+    wrong |= inferred != [1, 1, 6]
+sys.exit(1 if wrong else 0)
