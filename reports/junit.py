@@ -2,8 +2,10 @@
 
 An unexpected result is a `failure`. A known issue is `skipped` with type="known-issue", its id and link,
 so that a CI page tells it apart from `unsupported` (type="unsupported"); a known wrong value keeps its
-error/bound in the message, visible as the wrong value it is. A target that is installed but broken, or a
-backend named in --backends that gave no result, is an `error` testcase of its own: the run fails.
+error/bound in the message, visible as the wrong value it is. A result a known issue predicted to fail that
+now passes is a passing testcase that names the entry: a `fixed_upstream` property and a `system-out` line
+(case, target, link). A target that is installed but broken, or a backend named in --backends that gave no
+result, is an `error` testcase of its own: the run fails.
 """
 
 from __future__ import annotations
@@ -60,6 +62,12 @@ def write_junit(path: Path, records: Sequence[Record], summary: dict[str, Any] |
                 el = ET.SubElement(tc, "skipped", type="known-issue",
                                    message=_known_message(r, links.get(r.known_issue, ""))[:500])
                 el.text = f"{r.message}\nknown issue file: {r.known_issue_file or ''}\nrepro: {_repro(r, results)}"
+            elif r.fixed_upstream:  # a pass that a known issue predicted to fail: named, for someone to retire it
+                props = ET.SubElement(tc, "properties")
+                ET.SubElement(props, "property", name="fixed_upstream", value=str(r.known_issue))
+                ET.SubElement(tc, "system-out").text = (
+                    f"known issue {r.known_issue} now passes (fixed upstream?): {r.file}::{r.case_id} on "
+                    f"{r.backend}-{r.device}; {links.get(r.known_issue or '', '')} ({r.known_issue_file or ''})")
     problems = {**{t: ("broken", why) for t, why in summary.get("broken_targets", {}).items()},
                 **{n: ("no-result", why) for n, why in summary.get("missing_targets", {}).items()}}
     if problems:

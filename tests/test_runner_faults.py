@@ -21,7 +21,9 @@ EXPECTED = {
     "segfault": ("crash", "SIGSEGV"),
     "abort": ("crash", "SIGABRT"),
     "hang": ("timeout", "no result after"),
-    "exception": ("error", "injected fault"),
+    "exception": ("error", "injected fault: adapter raised (raised in the adapter's code, at "),
+    # a resource blow-up is a failure, never a refusal, though the adapter wrapped it in Rejected
+    "oom": ("crash", "out of memory: MemoryError: Unable to allocate 4.00 EiB"),
     "wrong_shape": ("shape_mismatch", "output shape"),
     "nan": ("mismatch", "NaN"),
 }
@@ -37,6 +39,7 @@ def test_fault_is_recorded_and_the_run_goes_on(mode):
     assert [r.case_id for r in faulty] == [c.id for c in CASES]  # later cases still ran on the faulty backend
     assert all(r.status == status and text in r.message for r in faulty), [(r.status, r.message) for r in faulty]
     assert [r.status for r in torch] == ["pass"] * len(CASES)
+    assert all(r.error_origin == ("adapter" if status == "error" else None) for r in faulty)
 
 
 def test_cli_run_with_segfault_backend(tmp_path):

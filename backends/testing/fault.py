@@ -2,7 +2,8 @@
 
 It computes its answers with the NumPy oracle (no framework), then injects the fault. The `build_*`
 modes fail while building the case's artefact through backends/artifacts.py's cache, as a converter
-that aborts (paddle2onnx) or hangs does.
+that aborts (paddle2onnx) or hangs does. `oom` asks NumPy for an array no machine has (4 EiB) and wraps the
+MemoryError in Rejected, as an adapter that turns every framework exception into a refusal does.
 """
 
 from __future__ import annotations
@@ -14,12 +15,12 @@ import time
 import numpy as np
 
 from backends.artifacts import ArtifactCache, case_key
-from backends.base import Backend, Capabilities, Output, first_line
+from backends.base import Backend, Capabilities, Output, Rejected, first_line
 from harness.model.case import EPILOGUE_OPS, Case
 from harness.numerics.inputs import Inputs
 from harness.numerics.oracle import reference
 
-FAULT_MODES = ("segfault", "abort", "hang", "exception", "wrong_shape", "nan", "build_abort", "build_hang")
+FAULT_MODES = ("segfault", "abort", "hang", "exception", "oom", "wrong_shape", "nan", "build_abort", "build_hang")
 
 
 class FaultBackend(Backend):
@@ -46,6 +47,11 @@ class FaultBackend(Backend):
             time.sleep(3600)
         if self.mode == "exception":
             raise RuntimeError("injected fault: adapter raised")
+        if self.mode == "oom":
+            try:
+                np.empty(1 << 59)  # 4 EiB: beyond any address space, so refused even where memory is overcommitted
+            except Exception as exc:  # the adapter pattern under test: every exception a refusal
+                raise Rejected(first_line(exc)) from exc
         ref = reference(case, inputs.x, inputs.w, inputs.b, inputs.epilogue)[0]
         out = ref.astype(inputs.x.dtype)
         if self.mode == "wrong_shape":

@@ -13,12 +13,12 @@ import signal
 import sys
 import threading
 import time
-import traceback
 from collections.abc import Iterable
 from typing import Any
 
-from backends.base import Rejected, RememberedCrash, Unsupported, first_line
+from backends.base import Output, first_line
 from backends.registry import get_backend
+from harness.execution.failures import error_payload, failure
 from harness.execution.grad_exec import execute_gradients
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
@@ -57,27 +57,23 @@ def plan(backend: Any, cases: list[Case], device: str) -> dict[int, str]:
 
 
 def execute(backend: Any, case: Case, inputs: Inputs, device: str) -> dict[str, Any]:
-    """Run one case; classify what happened without judging the values."""
+    """Run one case; classify what happened without judging the values (harness/execution/failures.py:
+    a refusal, a resource blow-up, and whose code raised anything else)."""
     start = time.perf_counter()
-    reason = unsupported_reason(backend, case, device)
-    if reason:
-        return unsupported(reason)
-    if case.geometry is None and case.epilogue:
-        # an invalid case is judged on whether the framework rejects its convolution: it has no output
-        # to apply an epilogue to, and the harness draws no constants for one (numerics/inputs.py)
-        case = dataclasses.replace(case, epilogue=())
     try:
+        reason = unsupported_reason(backend, case, device)
+        if reason:
+            return unsupported(reason)
+        if case.geometry is None and case.epilogue:
+            # an invalid case is judged on whether the framework rejects its convolution: it has no output
+            # to apply an epilogue to, and the harness draws no constants for one (numerics/inputs.py)
+            case = dataclasses.replace(case, epilogue=())
         out = backend.run(case, inputs, device)
-    except Unsupported as exc:
-        return {"status": "unsupported", "message": str(exc), "duration_s": time.perf_counter() - start}
-    except Rejected as exc:
-        return {"status": "rejected", "message": str(exc), "duration_s": time.perf_counter() - start}
-    except RememberedCrash as exc:  # the build that kills the worker is not run again (backends/artifacts.py)
-        return {"status": "crash", "message": str(exc), "duration_s": time.perf_counter() - start}
-    except Exception as exc:  # noqa: BLE001 - an adapter bug must not kill the worker
-        frame = traceback.extract_tb(exc.__traceback__)[-1]
-        where = f" (at {frame.filename.rsplit('/', 1)[-1]}:{frame.lineno})"
-        return {"status": "error", "message": first_line(exc) + where, "duration_s": time.perf_counter() - start}
+    except Exception as exc:  # noqa: BLE001 - an adapter bug, or a framework's refusal, must not kill the worker
+        return failure(exc, backend, case, inputs, time.perf_counter() - start)
+    if not isinstance(out, Output):
+        return error_payload("adapter", f"{type(backend).__qualname__}.run", f"run() returned {type(out).__name__}, "
+                             "not an Output", time.perf_counter() - start)
     return {
         "status": "ok", "array": out.array, "dtype": out.dtype, "tf32": out.tf32, "quant_rounding": out.quant_rounding,
         "translation": "\n".join([*(f"# exact identity: {n}" for n in out.notes), out.translation]),
@@ -133,6 +129,9 @@ def start_backend(backend_name: str, device: str) -> tuple[Any, dict[str, Any]]:
     backend = None
     try:
         backend = get_backend(backend_name)
+        missing = backend.unavailable_reason()  # not installed: a skip with the install hint, not a broken target
+        if missing is not None:
+            return backend, {"reason": missing, "version": "unknown", "fingerprint": {}, "host": {}}
         block(backend.excludes)  # a fresh worker (a forked one inherits its zygote's blocks)
         backend.setup(device)
         reason = backend.device_reason(device)

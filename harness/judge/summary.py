@@ -30,13 +30,15 @@ def summarize(records: Iterable[Record], fingerprint: dict[str, Any] | None = No
         if r.unexpected:
             unexpected.append({"case_id": r.case_id, "file": r.file, "backend": r.backend,
                                "device": r.device, "output": r.output, "status": r.status, "message": r.message,
-                               "bound_ratio": r.bound_ratio, "max_abs_err": r.max_abs_err, "diagnosis": r.diagnosis})
+                               "bound_ratio": r.bound_ratio, "max_abs_err": r.max_abs_err, "diagnosis": r.diagnosis,
+                               "error_origin": r.error_origin})
         elif r.status in FAILING:
             known_counts[f"{r.backend}-{r.device}"] += 1
         if r.status not in ("pass", "unsupported"):
             findings[(r.backend, r.device, r.op, r.status, r.diagnosis, r.known_issue, r.output)].append(r.case_id)
         if r.fixed_upstream:
-            fixed.append({"known_issue": r.known_issue, "case_id": r.case_id, "backend": r.backend, "output": r.output})
+            fixed.append({"known_issue": r.known_issue, "file": r.file, "case_id": r.case_id, "backend": r.backend,
+                          "device": r.device, "output": r.output})
         by_output[f"{r.backend}-{r.device}"][r.output][r.status] += 1
     broken = dict(broken or {})
     for target, c in counts.items():  # a target all of whose results are errors is broken too
@@ -107,20 +109,35 @@ def _error_text(u: dict[str, Any]) -> str:
     if u.get("bound_ratio") is not None:
         diag = f", {u['diagnosis']}" if u.get("diagnosis") else ""
         return f"error/bound {u['bound_ratio']:.3g}, max |err| {u['max_abs_err']:.3g}{diag}"
-    return (u.get("message") or "").splitlines()[0][:160] if u.get("message") else ""
+    first = (u.get("message") or "").splitlines()[0] if u.get("message") else ""
+    return first if u.get("status") == "error" else first[:160]  # an error's line ends with its file and line
+
+
+FIXED_NAMED = 50  # known issues' results that now pass, named one by one after the table
 
 
 def format_problems(summary: dict[str, Any]) -> str:
     """What a CI log must name after the table: every unexpected result (case, target, status, error/bound or
-    the first error line), every broken target and every named backend that gave no result."""
+    the first error line), each known issue's result that now passes (the entry, case and target; the first
+    FIXED_NAMED), every broken target and every named backend that gave no result."""
     lines: list[str] = []
     unexpected = summary["unexpected_results"]
     if unexpected:
         lines.append(f"unexpected ({len(unexpected)}):")
         for u in unexpected:
             what = "" if u.get("output", "out") == "out" else f" {u['output']}"
+            status = u["status"] + (f" ({u['error_origin']})" if u.get("error_origin") else "")  # whose error
             lines.append(f"  {Path(u['file']).name}::{u['case_id']}  {u['backend']}-{u['device']}{what}  "
-                         f"{u['status']}  {_error_text(u)}".rstrip())
+                         f"{status}  {_error_text(u)}".rstrip())
+    fixed = summary.get("fixed_upstream") or []
+    if fixed:
+        lines.append(f"known issue(s) that now pass, fixed upstream? ({len(fixed)}):")
+        for f in fixed[:FIXED_NAMED]:
+            what = "" if f.get("output", "out") == "out" else f" {f['output']}"
+            target = f"{f['backend']}-{f['device']}" if f.get("device") else f["backend"]  # older summaries: no device
+            lines.append(f"  {f['known_issue']}  {Path(f.get('file') or '?').name}::{f['case_id']}  {target}{what}")
+        if len(fixed) > FIXED_NAMED:
+            lines.append(f"  ... and {len(fixed) - FIXED_NAMED} more (summary.json fixed_upstream, junit.xml)")
     for target, reason in summary.get("broken_targets", {}).items():
         lines.append(f"BROKEN {target}: {reason.splitlines()[0] if reason else ''}")
     for name, reason in summary.get("missing_targets", {}).items():

@@ -35,6 +35,7 @@ def judge(case: Case, backend: str, worker: Worker, payload: dict[str, Any],
         backend=backend, backend_version=worker.version, device=worker.device, dtype=case.dtype,
         status=status, output=output, message=message, duration_s=round(float(payload.get("duration_s", 0.0)), 6),
         translation=payload.get("translation", ""),
+        error_origin=(payload.get("origin") or "convdiff") if status == "error" else None,
     )
     invalid = case.expect == "invalid"
     if status == "rejected" and invalid:
@@ -73,9 +74,9 @@ def judge_case(case: Case, backend: str, worker: Worker, payload: dict[str, Any]
     records = [forward]
     for name in case.gradient_outputs:
         sub = (payload.get("grads") or {}).get(name) or (
-            {"status": "error", "duration_s": 0.0, "message": f"the worker returned no {name}"}
+            {"status": "error", "origin": "convdiff", "duration_s": 0.0, "message": f"the worker returned no {name}"}
             if payload["status"] == "ok" else
-            {"status": payload["status"], "inherited": True, "duration_s": 0.0,
+            {"status": payload["status"], "inherited": True, "duration_s": 0.0, "origin": payload.get("origin"),
              "message": f"no backward pass ({payload['status']}: {payload.get('message', '')})"})
         if grad_oracle is None and sub["status"] == "ok":
             grad_oracle = gradient_oracle_for(case, inputs or make_inputs(case))
