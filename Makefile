@@ -49,6 +49,7 @@ host-matrix: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/deptry .
 	$(VENV)/bin/actionlint .github/workflows/*.yml
 
 ## docs: the documentation site (MkDocs, Material) into site/, --strict (a warning fails it); the reference
@@ -69,6 +70,7 @@ bench: $(STAMP)
 	$(PY) bench/where_time_goes.py
 	$(PY) bench/crash_restart.py
 	$(PY) bench/fresh_clone.py
+	$(PY) bench/workflow_jobs.py
 
 clean:
 	rm -rf $(VENV) reports/out reports/host-matrix .convdiff-cache site
