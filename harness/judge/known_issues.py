@@ -178,6 +178,9 @@ class KnownIssue:
         return True
 
 
+DERIVED_NAMES = ("out_size", "acc_len")  # what derived_names gives `when` beside the case's parameters
+
+
 def derived_names(case: Case, output: str | None) -> dict[str, Any]:
     """Names `when` may use beside the parameters, derived from the canonical geometry.
 
@@ -298,52 +301,62 @@ def load_known_issues(path: str | Path) -> KnownIssues:
 
 
 def _entries(path: str, text: str) -> tuple[KnownIssue, ...]:
-    doc = load_yaml(path, text)
+    raw_list = issue_list(path, load_yaml(path, text))
+    entries: list[KnownIssue] = []
+    for raw, line in zip(raw_list, raw_list.lines):
+        entry = parse_entry(path, raw, line)
+        if any(e.id == entry.id for e in entries):
+            raise InputError(path, raw.lines["id"], "id", f"duplicate id '{raw['id']}'")
+        entries.append(entry)
+    return tuple(entries)
+
+
+def issue_list(path: str, doc: Any) -> LineList:
+    """The `issues:` list of a parsed known-issues file (its entries unchecked)."""
     if not isinstance(doc, LineMap) or not isinstance(doc.get("issues", []), list):
         raise InputError(path, getattr(doc, "line", 1), "issues", "must be a mapping with an 'issues' list")
-    entries: list[KnownIssue] = []
-    raw_list = doc.get("issues") or LineList(1)
-    for raw, line in zip(raw_list, raw_list.lines):
-        if not isinstance(raw, LineMap):
-            raise InputError(path, line, "issues", "each entry must be a mapping")
-        for key in raw:
-            if key not in ENTRY_FIELDS:
-                raise InputError(path, raw.lines[key], key, "unknown field")
-        for key in ("id", "backend", "status", "reason", "link"):
-            if not raw.get(key):
-                raise InputError(path, line, key, "required field is missing")
-        cases = raw.get("cases") or {}
-        if not isinstance(cases, dict):
-            raise InputError(path, raw.lines["cases"], "cases", "must be a mapping (selector)")
-        for key in cases:
-            if key not in SELECTOR_FIELDS:
-                raise InputError(path, cases.lines[key], f"cases.{key}", "unknown selector field")
-        statuses = [str(s) for s in _as_list(raw["status"])]
-        for s in statuses:
-            if s not in STATUSES:
-                raise InputError(path, raw.lines["status"], "status", f"unknown status '{s}'")
-        if any(e.id == raw["id"] for e in entries):
-            raise InputError(path, raw.lines["id"], "id", f"duplicate id '{raw['id']}'")
-        when = None
-        if "when" in cases:
-            try:
-                when = compile_predicate(str(cases["when"]))
-            except PredicateError as exc:
-                raise InputError(path, cases.lines["when"], "cases.when", str(exc)) from None
-        host = _load_host(path, raw)
-        max_rel_err = raw.get("max_rel_err")
-        if max_rel_err is not None and (isinstance(max_rel_err, bool) or not isinstance(max_rel_err, (int, float))
-                                        or not max_rel_err > 0):
-            raise InputError(path, raw.lines["max_rel_err"], "max_rel_err", "must be a number > 0")
-        tracker, checked, fixed_in = _load_upstream(path, raw)
-        entries.append(KnownIssue(
-            id=str(raw["id"]), backend=[str(b) for b in _as_list(raw["backend"])],
-            device=[str(d) for d in _as_list(raw.get("device") or [])], cases=dict(cases),
-            status=statuses, reason=str(raw["reason"]), link=str(raw["link"]), when=when, host=host,
-            max_rel_err=None if max_rel_err is None else float(max_rel_err),
-            tracker=tracker, checked=checked, fixed_in=fixed_in, source=path, **load_upstream_fields(path, raw),
-        ))
-    return tuple(entries)
+    return doc.get("issues") or LineList(1)
+
+
+def parse_entry(path: str, raw: Any, line: int) -> KnownIssue:
+    """One entry of a known-issues file, checked field by field; InputError on its first problem."""
+    if not isinstance(raw, LineMap):
+        raise InputError(path, line, "issues", "each entry must be a mapping")
+    for key in raw:
+        if key not in ENTRY_FIELDS:
+            raise InputError(path, raw.lines[key], key, "unknown field")
+    for key in ("id", "backend", "status", "reason", "link"):
+        if not raw.get(key):
+            raise InputError(path, line, key, "required field is missing")
+    cases = raw.get("cases") or {}
+    if not isinstance(cases, dict):
+        raise InputError(path, raw.lines["cases"], "cases", "must be a mapping (selector)")
+    for key in cases:
+        if key not in SELECTOR_FIELDS:
+            raise InputError(path, cases.lines[key], f"cases.{key}", "unknown selector field")
+    statuses = [str(s) for s in _as_list(raw["status"])]
+    for s in statuses:
+        if s not in STATUSES:
+            raise InputError(path, raw.lines["status"], "status", f"unknown status '{s}'")
+    when = None
+    if "when" in cases:
+        try:
+            when = compile_predicate(str(cases["when"]))
+        except PredicateError as exc:
+            raise InputError(path, cases.lines["when"], "cases.when", str(exc)) from None
+    host = _load_host(path, raw)
+    max_rel_err = raw.get("max_rel_err")
+    if max_rel_err is not None and (isinstance(max_rel_err, bool) or not isinstance(max_rel_err, (int, float))
+                                    or not max_rel_err > 0):
+        raise InputError(path, raw.lines["max_rel_err"], "max_rel_err", "must be a number > 0")
+    tracker, checked, fixed_in = _load_upstream(path, raw)
+    return KnownIssue(
+        id=str(raw["id"]), backend=[str(b) for b in _as_list(raw["backend"])],
+        device=[str(d) for d in _as_list(raw.get("device") or [])], cases=dict(cases),
+        status=statuses, reason=str(raw["reason"]), link=str(raw["link"]), when=when, host=host,
+        max_rel_err=None if max_rel_err is None else float(max_rel_err),
+        tracker=tracker, checked=checked, fixed_in=fixed_in, source=path, **load_upstream_fields(path, raw),
+    )
 
 
 def _load_upstream(path: str, raw: LineMap) -> tuple[str, dict[str, str], str]:
