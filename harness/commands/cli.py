@@ -15,16 +15,17 @@ from harness.commands.extract.command import add_parser as add_extract_parser
 from harness.commands.extract.command import cmd_extract
 from harness.commands.listing import cmd_backends
 from harness.commands.run_outputs import write_run_outputs
+from harness.commands.validate import cmd_validate
 from harness.execution.host import cpu_facts
 from harness.execution.progress import Progress
 from harness.execution.records import JsonlSink, Record
 from harness.execution.runner import Select, run_cases
 from harness.judge.drift import format_drift
-from harness.judge.known_issues import KnownIssues, layered, load_known_issues, project_known_issues, shown
+from harness.judge.known_issues import KnownIssues, layered, project_known_issues, shown
 from harness.judge.summary import exit_status, format_problems, format_table
 from harness.judge.verdict import Verdicts
 from harness.model.case import OUTPUTS, Case
-from harness.model.loader import NOT_CASE_FILES, case_files, load_cases
+from harness.model.loader import case_files, load_cases
 from harness.model.shard import case_macs, parse_shard, shard
 from harness.model.yamlmap import InputError
 
@@ -169,25 +170,6 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
     return exit_status(summary)
 
 
-def cmd_validate(args: argparse.Namespace, argv: list[str]) -> int:
-    total, cases = 0, []
-    for f in case_files(args.paths):
-        if f.name in NOT_CASE_FILES:
-            continue
-        found = load_cases([f])
-        cases += found
-        total += len(found)
-        print(f"{f}: {len(found)} cases ({sum(c.tier == 'smoke' for c in found)} smoke)")
-    known_files = {Path(p) / "known_issues.yaml" if Path(p).is_dir() else Path(p) for p in args.paths}
-    for known in sorted(k for k in known_files if k.name in NOT_CASE_FILES and k.exists()):
-        issues = load_known_issues(known)
-        print(f"{known}: {len(issues.entries)} known issues")
-        for e in issues.stale(cases, real_backends()):
-            print(f"warning: known issue '{e.id}' matches no case given", file=sys.stderr)
-    print(f"ok: {total} cases")
-    return 0
-
-
 def jobs_arg(text: str) -> int:
     """--jobs N or --jobs auto (the cores this process may use, as host facts count them)."""
     if text == "auto":
@@ -290,8 +272,9 @@ def build_parser() -> argparse.ArgumentParser:
                           f"{SAMPLE_MAX_MACS // 10**6} M multiply-adds (default 1: every case; `make run` uses 16)")
     run.add_argument("--gradients", action="store_true",
                      help="also judge grad_input, grad_weight, grad_bias of every case (as if gradients: true)")
-    val = sub.add_parser("validate", help="check case files only")
-    val.add_argument("paths", nargs="+")
+    val = sub.add_parser("validate", help="check case files and known-issues files (recognised by their issues: list)")
+    val.add_argument("paths", nargs="+", help="case files, known-issues files or directories")
+    val.add_argument("--backends", help="one-off adapters a known-issues file names (module:Class or name=module:Class)")
     be = sub.add_parser("backends", help="list backends, versions, devices, and why one is unavailable")
     be.add_argument("--backends", help="only these backends (names, module:Class or name=module:Class)")
     be.add_argument("--capabilities", action="store_true", help="print what each adapter supports natively")
