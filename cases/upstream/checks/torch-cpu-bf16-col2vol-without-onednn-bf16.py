@@ -1,33 +1,9 @@
 """CPU bfloat16 conv_transpose1d/2d/3d without oneDNN bfloat16 kernels add overlapping taps in bfloat16 (col2im/col2vol)
 
-Project: pytorch/pytorch (https://github.com/pytorch/pytorch/issues)
-Upstream: none found
-Related: https://github.com/pytorch/pytorch/issues/153276 (float16 conv_transpose2d CPU vs CUDA: the same col2im rounding in float16); https://github.com/pytorch/pytorch/issues/169688 (CPU bfloat16 convolutions with stride 3 inaccurate)
-Checked: 2026-11-28, torch 2.13.0+cpu, searched pytorch/pytorch issues for "bfloat16 conv_transpose CPU inaccurate", "slow_conv_transpose2d col2im bfloat16 accumulation", "bfloat16 ConvTranspose precision CPU"
-
-What happens: where oneDNN has no bfloat16 kernels for the CPU, torch runs bfloat16 transposed convolutions of every
-rank through slow_conv_transpose2d/3d: a GEMM that sums in float32 and rounds each column entry to bfloat16, then
-col2im/col2vol adds the kernel taps that overlap one output element (stride < dilated kernel) in bfloat16, rounding
-after every add. Measured on an AVX-512 Xeon under ONEDNN_MAX_CPU_ISA=AVX2, with x = 1 and a kernel whose first tap is
-1 and the others 2^-9 (each below half a bfloat16 ulp of the running sum 1.0, so each is lost): 1-D kernel 9 returns
-1.0 for the exact 1.015625 (1.97x the float32-accumulation bound), 2-D 3x3 dilation 2 the same (1.97x), 3-D 3x3x3 1.0
-for 1.0507812 (6.2x); a float32 sum rounded once stays within 0.5x. On random normal data the excess is smaller and
-data-dependent (convdiff measured 1.04x-1.21x on some cases, others pass). convdiff found torch.compile (inductor)
-returning eager's output bit for bit (it calls the same kernel). With oneDNN's bfloat16 kernels (the same CPU
-uncapped) every case is within the bound.
-
-Expected: a bfloat16 convolution that accumulates in float32 and rounds the result once, as oneDNN's kernels do:
-|y - exact| <= gamma(K + 2) * (|x| (*) |w|) + 2^-8 * ((|x| (*) |w|) + |exact|), gamma(n) = n 2^-24 / (1 - n 2^-24),
-K = C_in * prod(kernel). The exact result is a float64 NumPy transposed convolution of the same bfloat16 inputs.
-
-Mechanism: aten/src/ATen/native/NaiveConvolutionTranspose2d.cpp and NaiveConvolutionTranspose3d.cpp
-(slow_conv_transpose{2,3}d_out_cpu_template): columns = weight^T x input by GEMM, then col2im (aten/src/ATen/native/im2col.h)
-or col2vol (vol2col.h) accumulate `data_im[...] += data_col[...]` with scalar_t = BFloat16. conv_transpose1d is run as
-a 2-D transposed convolution. Torch's output equals a NumPy emulation of that order bit for bit (the script counts the
-elements that differ).
-
-Host: CPUs where oneDNN has no bfloat16 kernels (torch.ops.mkldnn._is_mkldnn_bf16_supported() False: CPUs without
-AVX-512, e.g. AVX2-only AMD EPYC, or ONEDNN_MAX_CPU_ISA=AVX2).
+Measures: bfloat16 conv_transpose1d (kernel 9), conv_transpose2d (3x3, dilation 2) and conv_transpose3d (3x3x3) with x
+= 1 and a kernel whose first tap is 1 and the others 2^-9, against float64 and a float32 sum rounded once, the backend
+torch took, and the equality with a NumPy emulation of GEMM-then-col2im/col2vol in bfloat16. Exit 1 when the half-type
+accumulation shows (no oneDNN bfloat16 kernels: ONEDNN_MAX_CPU_ISA=AVX2, or a CPU without avx512_core).
 """
 import itertools
 import sys

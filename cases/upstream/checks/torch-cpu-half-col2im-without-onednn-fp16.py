@@ -1,37 +1,10 @@
 """CPU float16 conv_transpose1d/2d/3d without oneDNN float16 kernels add overlapping taps in float16 (col2im/col2vol)
 
-Project: pytorch/pytorch (https://github.com/pytorch/pytorch/issues)
-Upstream: comment for https://github.com/pytorch/pytorch/issues/153276
-Related: https://github.com/pytorch/pytorch/issues/153700 (float16 conv_transpose2d overflow handling on CPUs without oneDNN float16 kernels); https://github.com/pytorch/pytorch/issues/169688 (CPU bfloat16 convolutions inaccurate)
-Checked: 2026-11-28, torch 2.13.0+cpu, searched pytorch/pytorch issues for "float16 conv_transpose2d CPU CUDA inconsistent", "slow_conv_transpose2d col2im float16 accumulation", "conv_transpose float16 CPU inaccurate"
-
-What happens: the CPU/CUDA difference in this issue is the CPU's accumulation. On CPUs where oneDNN has no float16
-kernels (no AVX512-FP16 / AMX-FP16: the issue's Xeon model 85, AVX2-only AMD EPYC), torch runs float16 transposed
-convolutions through slow_conv_transpose2d/3d: a GEMM that sums over input channels in float32 and rounds each column
-entry to float16, then col2im/col2vol adds the kernel taps that overlap one output element in float16, rounding after
-every add. The issue's example (kernel 12x84, stride 1: up to 1008 overlapping taps, outputs near 5e4) measured on an
-AVX-512 Xeon with ONEDNN_MAX_CPU_ISA=AVX2: max |CPU - float64| = 671.6 (the issue reports 736 against CUDA); with
-oneDNN's float16 kernels (the same CPU uncapped) 16.1, half a float16 ulp at that magnitude; float32 0.075. This
-script uses small cases: x = 1 and a kernel whose first tap is 1 and the others 2^-12 (below half a float16 ulp of
-1, so each is lost): conv_transpose1d kernel 9 and conv_transpose2d 3x3 dilation 2 return 1.0 for the exact
-1.0019531 (1.99x the float32-accumulation bound), conv_transpose3d 3x3x3 1.0 for 1.0063477 (6.45x); a random case
-(9 -> 11 channels, kernel 12x12, the issue's value ranges) is 2.83x over (max |error| 15.3; the float32 sum rounded
-once 0.45x). Torch's output equals a NumPy emulation of
-the GEMM-then-col2im order bit for bit.
-
-Expected: a float16 convolution that accumulates in float32 and rounds once, as CUDA and oneDNN's float16 kernels do:
-|y - exact| <= gamma(K + 2) * (|x| (*) |w|) + 2^-11 * ((|x| (*) |w|) + |exact|), gamma(n) = n 2^-24 / (1 - n 2^-24),
-K = C_in * prod(kernel). The exact result is a float64 NumPy transposed convolution of the same float16 inputs.
-
-Mechanism: aten/src/ATen/native/NaiveConvolutionTranspose2d.cpp / NaiveConvolutionTranspose3d.cpp
-(slow_conv_transpose{2,3}d_out_cpu_template): columns = weight^T x input by GEMM, then col2im (aten/src/ATen/native/im2col.h)
-or col2vol (vol2col.h) accumulate `data_im[...] += data_col[...]` with scalar_t = Half. conv_transpose1d runs as a 2-D
-transposed convolution. The backend is chosen in aten/src/ATen/native/Convolution.cpp (SlowTranspose2d/3d where
-oneDNN is not used for float16). Accumulating the columns into a float32 buffer (or one float32 output per element)
-and rounding once would give the float32-accumulation result.
-
-Host: CPUs where oneDNN has no float16 kernels (torch.ops.mkldnn._is_mkldnn_fp16_supported() False: CPUs without
-AVX512-FP16 or AMX-FP16, e.g. Skylake/Cascade Lake Xeons, AMD EPYC, or ONEDNN_MAX_CPU_ISA=AVX2 / AVX512_CORE_BF16).
+Measures: float16 conv_transpose1d/2d/3d without oneDNN float16 kernels: the constructed x = 1 / taps 2^-12 cases (1-D
+kernel 9, 2-D 3x3 dilation 2, 3-D 3x3x3) and a random 9 -> 11 conv_transpose2d with a 12x12 kernel, against float64
+and a float32 sum rounded once (error over the float32-accumulation bound), the backend torch took, and the equality
+with a NumPy emulation of GEMM-then-col2im in float16. Exit 1 when the half-type accumulation shows (no oneDNN float16
+kernels: CPUs without AVX512-FP16, or ONEDNN_MAX_CPU_ISA=AVX2).
 """
 import itertools
 import sys

@@ -1,30 +1,8 @@
 """CPU bfloat16 conv_transpose3d without oneDNN bfloat16 kernels adds overlapping taps in bfloat16 (col2vol)
 
-Project: pytorch/pytorch (https://github.com/pytorch/pytorch/issues)
-Upstream: none found
-Related: https://github.com/pytorch/pytorch/issues/169688 (CPU bfloat16 convolutions with stride 3 inaccurate); https://github.com/pytorch/pytorch/issues/153276 (float16 conv_transpose2d CPU vs CUDA, the same col2im rounding in float16)
-Checked: 2026-11-28, torch 2.13.0+cpu, searched pytorch/pytorch issues for "bfloat16 conv_transpose3d CPU inaccurate", "slow_conv_transpose3d col2vol accumulation", "bfloat16 ConvTranspose3d precision"
-
-What happens: where oneDNN has no bfloat16 kernels for the CPU, torch runs a bfloat16 conv_transpose3d through its
-native slow_conv_transpose3d: one GEMM (products summed in float32, each column entry rounded to bfloat16), then
-col2vol adds the kernel taps that overlap one output element in bfloat16, rounding after every add. The result equals
-that emulation on nearly every element and its error exceeds the error of a float32 accumulation rounded once to
-bfloat16. Measured on an AVX-512 Xeon under ONEDNN_MAX_CPU_ISA=AVX2: 3 -> 4 channels, input 3x4x5, kernel 3, stride 2,
-padding 1: 1.2x the float32-accumulation bound (the float32 sum rounded once: 0.4x); 4 -> 4 channels, input 4x4x4,
-kernel 3, stride 1: 2.3x. With oneDNN's bfloat16 kernels (the same CPU uncapped) both are within the bound.
-
-Expected: a bfloat16 convolution that accumulates in float32 and rounds the result once, as oneDNN's kernels and the
-GEMM part of this path do: |y - exact| <= gamma(K + 2) * (|x| (*) |w|) + 2^-8 * ((|x| (*) |w|) + |exact|), with
-gamma(n) = n 2^-24 / (1 - n 2^-24) and K = C_in * prod(kernel). The exact result is a float64 NumPy transposed
-convolution of the same bfloat16 inputs.
-
-Mechanism: aten/src/ATen/native/NaiveConvolutionTranspose3d.cpp (slow_conv_transpose3d_out_cpu_template) computes
-columns = weight^T x input with a GEMM per batch element, then col2vol (aten/src/ATen/native/vol2col.h) accumulates
-`data_vol[...] += data_col[...]` with scalar_t = BFloat16, so every overlapping tap is rounded to bfloat16. The
-backend is chosen in aten/src/ATen/native/Convolution.cpp (SlowTranspose3d when oneDNN is not used for the dtype).
-
-Host: CPUs where oneDNN has no bfloat16 kernels (torch.ops.mkldnn._is_mkldnn_bf16_supported() False: CPUs without
-AVX-512, e.g. AVX2-only AMD EPYC, or ONEDNN_MAX_CPU_ISA=AVX2).
+Measures: bfloat16 conv_transpose3d without oneDNN bfloat16 kernels: the corpus's dtypes case against the
+float32-accumulation bound, its equality with a NumPy emulation of GEMM-then-col2vol, and the constructed 3x3x3 case.
+Exit 1 when the half-type accumulation shows.
 """
 import itertools
 import sys
