@@ -1,26 +1,8 @@
 """keras.ops.add(conv_output, shift.reshape(1, C, 1, 1)) adds the per-channel shift along the last axis when its length equals C (TensorFlow backend)
 
-Project: keras-team/keras (https://github.com/keras-team/keras/issues)
-Upstream: none found
-Related: https://github.com/keras-team/keras/pull/20386 (the PR that rewrote add() as tf.nn.bias_add)
-Checked: 2026-11-28, tensorflow-cpu 2.21.0, keras 3.15.1, searched keras-team/keras and tensorflow/tensorflow issues for "keras.ops.add bias_add wrong axis", "ops.add broadcasting channels_first", "bias_add squeeze broadcasting"
-
-What happens: after a channels_first Conv2D(3, 3, use_bias=False) whose output is (1, 3, 3, 3), a
-per-channel shift written as Keras users write it, keras.ops.add(y, shift.reshape(1, 3, 1, 1)), is added
-along the last (width) axis: 18 of 27 elements wrong, by up to 20 with shift [10, 20, 30] (integer data,
-exact expected). keras.ops.multiply(y, scale.reshape(1, 3, 1, 1)) on the same tensor is right, and so is
-the same add on an output whose width differs from 3.
-
-Expected: NumPy broadcasting, as keras.ops.add documents and tf.add does: the shift
-broadcasts along axis 1. Reference: float64 NumPy convolution plus shift[c] on channel c.
-
-Mechanism: keras/src/backend/tensorflow/numpy.py add() (since keras PR #20386) squeezes an operand with one
-axis longer than 1 to a vector and, if its length equals x1.shape[1] or x1.shape[-1], calls
-tf.nn.bias_add(x1, vector, data_format="NHWC" if x1.shape[-1] == len else "NCHW"); the axis the operand's
-values were on is never looked at, and the last-axis test wins.
-
-Host: any for keras.ops.add. The channels_first Conv2D in front runs on CPU only with oneDNN on (TensorFlow's
-own CPU Conv2D refuses NCHW); where it does not, the script applies the same add to the NumPy conv output.
+Measures keras.ops.add and keras.ops.multiply of a channels_first Conv2D output (1, 3, 3, 3) and a (1, 3, 1, 1) per-
+channel constant against NumPy (integer data); where the NCHW conv does not run (oneDNN off) the NumPy conv output is
+used. Exits 1 where the add is wrong.
 """
 import os
 import re

@@ -1,32 +1,8 @@
 """keras.ops.add on the TensorFlow backend adds a (1, C, 1, ...) operand along the last axis when that axis also has length C
 
-Project: keras-team/keras (https://github.com/keras-team/keras/issues)
-Upstream: none found
-Related: https://github.com/keras-team/keras/pull/20386 (the PR that rewrote add() as tf.nn.bias_add)
-Checked: 2026-11-28, tensorflow-cpu 2.21.0, keras 3.15.1, searched keras-team/keras and tensorflow/tensorflow issues for "keras.ops.add bias_add wrong axis", "channels_first bias wrong axis", "bias_add squeeze broadcasting"
-
-What happens: `keras.ops.add(x1, x2)` with x1 of shape (1, 3, 3) and x2 of shape (1, 3, 1) returns x1 plus x2
-along the LAST axis (x1[0, i, j] + x2[0, j, 0]) instead of NumPy broadcasting (x1[0, i, j] + x2[0, i, 0]):
-6 of 9 elements wrong, by up to 200 with the integer data below. Every channels_first convolution layer adds
-its bias this way (`ops.add(outputs, ops.reshape(bias, (1, filters, 1, ...)))`), so a Conv2D(3, 3,
-data_format="channels_first", use_bias=True) whose output width equals `filters` (3) returns wrong values:
-18 of 27 elements off by up to 20. The bias gradient is summed over the wrong axis as well: for the upstream
-gradient arange(27) it is [108, 117, 126] where NumPy gives [36, 117, 198]. All integer data, so every
-float32 result is exact.
-
-Expected: NumPy broadcasting, which `keras.ops.add` documents (tf.add does it): the size-1 axes of x2
-broadcast, its length-C axis 1 lines up with axis 1 of x1. The script
-compares against float64 NumPy.
-
-Mechanism: keras/src/backend/tensorflow/numpy.py add() (since keras PR #20386) squeezes x2 to a vector
-when it has exactly one axis longer than 1, and if that length equals x1.shape[1] or x1.shape[-1] calls
-tf.nn.bias_add(x1, squeeze(x2), data_format="NHWC" if x1.shape[-1] == len else "NCHW"). The guess ignores
-which axis of x2 holds the values: a (1, C, 1) or (1, C, 1, 1) operand meets x1.shape[-1] == C first and
-is added along the last axis. tf.nn.bias_add's gradient then sums along that axis too.
-
-Host: any. keras.ops.add is wrong on every host. A channels_first Conv2D runs on CPU only with oneDNN on
-(TensorFlow's own CPU Conv2D refuses NCHW); Conv3D and grouped convolutions run channels_first everywhere
-(Keras compiles them with XLA).
+Measures keras.ops.add of a (1, 3, 3) and a (1, 3, 1) tensor against NumPy broadcasting, then a channels_first
+Conv2D(3, 3) with a bias whose output width equals filters (output and bias gradient against float64 NumPy, integer
+data); where TensorFlow's CPU Conv2D refuses NCHW (oneDNN off) only the first. Exits 1 where either is wrong.
 """
 import os
 import re

@@ -1,26 +1,7 @@
 """keras.ops.add after a channels_first Conv3D or grouped Conv1D adds a (1, C, 1, ...) shift along the last axis when its length equals C (TensorFlow backend)
 
-Project: keras-team/keras (https://github.com/keras-team/keras/issues)
-Upstream: none found
-Related: https://github.com/keras-team/keras/pull/20386 (the PR that rewrote add() as tf.nn.bias_add)
-Checked: 2026-11-28, tensorflow-cpu 2.21.0, keras 3.15.1, searched keras-team/keras and tensorflow/tensorflow issues for "keras.ops.add bias_add wrong axis", "Conv3D channels_first add", "ops.add broadcasting channels_first"
-
-What happens: the output of keras.layers.Conv3D(3, 2, data_format="channels_first", use_bias=False) over
-(1, 2, 3, 3, 4) is (1, 3, 2, 2, 3); keras.ops.add(y, shift.reshape(1, 3, 1, 1, 1)) adds the shift along the
-last axis: 24 of 36 elements wrong, by up to 20 (shift [10, 20, 30], integer data, exact expected). After
-a grouped keras.layers.Conv1D(6, 3, groups=2, data_format="channels_first", use_bias=False) over length 8
-(output (1, 6, 6)), keras.ops.add(y, shift.reshape(1, 6, 1)): 30 of 36 wrong, by up to 50.
-keras.ops.multiply with the same operand shapes is right.
-
-Expected: NumPy broadcasting, as keras.ops.add documents and tf.add does: the (1, C, 1,
-...) operand broadcasts along axis 1. Reference: float64 NumPy convolution plus shift[c] on channel c.
-
-Mechanism: keras/src/backend/tensorflow/numpy.py add() (since keras PR #20386) squeezes the operand to a
-vector and calls tf.nn.bias_add with data_format="NHWC" when x1.shape[-1] equals its length, "NCHW"
-otherwise. These two layers run channels_first on every CPU: Keras' TensorFlow conv() compiles NCDHW and
-grouped convolutions with XLA (keras/src/backend/tensorflow/nn.py conv(), needs_xla).
-
-Host: any (oneDNN on or off).
+Measures keras.ops.add and keras.ops.multiply of a per-channel (1, C, 1, ...) constant after a channels_first Conv3D
+and a grouped Conv1D whose last output length equals C, against NumPy (integer data). Exits 1 where an add is wrong.
 """
 import os
 import sys

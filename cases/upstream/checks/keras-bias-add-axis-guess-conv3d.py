@@ -1,30 +1,8 @@
 """Keras Conv3D and grouped Conv1D with data_format="channels_first" add the bias along the last axis when its length equals filters (TensorFlow backend)
 
-Project: keras-team/keras (https://github.com/keras-team/keras/issues)
-Upstream: none found
-Related: https://github.com/keras-team/keras/pull/20386 (the PR that rewrote add() as tf.nn.bias_add)
-Checked: 2026-11-28, tensorflow-cpu 2.21.0, keras 3.15.1, searched keras-team/keras and tensorflow/tensorflow issues for "Conv3D channels_first bias", "keras.ops.add bias_add wrong axis", "grouped Conv1D channels_first bias"
-
-What happens: keras.layers.Conv3D(3, 2, data_format="channels_first", use_bias=True) over a (1, 2, 3, 3, 4)
-input returns a (1, 3, 2, 2, 3) output whose last axis has length 3 == filters: the bias is added along
-that last axis instead of the channel axis, 8 of 12 elements per channel wrong (24 of 36), off by up to 20
-(bias [10, 20, 30], integer data, exact expected). A grouped keras.layers.Conv1D(6, 3, groups=2,
-data_format="channels_first") over length 8 (output length 6 == filters): 30 of 36 elements wrong, by up
-to 50. The same layers are exact when the last output length differs from filters, or with use_bias=False.
-
-Expected: the bias of a channels_first convolution is added per output channel (axis 1), as the Keras
-documentation of Conv3D/Conv1D says (and as the same layers do with data_format="channels_last"). Reference: float64 NumPy
-convolution plus bias[c] on channel c.
-
-Mechanism: the layer adds its bias with keras.ops.add(outputs, ops.reshape(bias, (1, filters, 1, ...)))
-(keras/src/layers/convolutional/base_conv.py call()). On the TensorFlow backend, keras.ops.add
-(keras/src/backend/tensorflow/numpy.py add(), since keras PR #20386) squeezes the (1, C, 1, ...) operand to
-a vector and calls tf.nn.bias_add with data_format="NHWC" when x1.shape[-1] equals its length, else
-"NCHW": the last-axis test comes first, so a channels_first output whose last axis has length C gets the
-bias along that axis. Keras' TensorFlow conv() compiles NCDHW and grouped convolutions with XLA
-(keras/src/backend/tensorflow/nn.py conv(), needs_xla), so these layers run channels_first on every CPU.
-
-Host: any (oneDNN on or off).
+Measures a channels_first Conv3D(3, 2) and a grouped Conv1D(6, 3, groups=2) with a bias, each with its last output
+length equal to filters, against float64 NumPy (integer data); Keras compiles both with XLA, so they run
+channels_first on every host. Exits 1 where either is wrong.
 """
 import os
 import sys
