@@ -1,30 +1,7 @@
-"""tf.nn.conv3d and tf.nn.conv3d_transpose in float16 on CPU accumulate in float16 when oneDNN is off
+"""tf.nn.conv3d and tf.nn.conv3d_transpose in bfloat16 on CPU accumulate in bfloat16 when oneDNN does not take them
 
-Project: tensorflow/tensorflow (https://github.com/tensorflow/tensorflow/issues)
-Upstream: none found
-Related: https://github.com/tensorflow/tensorflow/issues/115731 (CPU cumsum keeps bfloat16 partial sums: the same class); https://github.com/tensorflow/tensorflow/issues/27544 (tf.add_n float16 intermediate sums)
-Checked: 2026-11-28, tensorflow-cpu 2.21.0, searched tensorflow/tensorflow issues for "Conv3D float16 bfloat16 CPU accumulate in half", "float16 conv3d CPU precision", "Conv3DBackpropInputV2 half accuracy"
-
-What happens: with oneDNN off (TF_ENABLE_ONEDNN_OPTS=0), tf.nn.conv3d in float16 (VALID, kernel 3x3x3, 64 ->
-8 channels: 1728 products per output element) returns values up to 6.4 float16 ulps from the float64 result
-of the same float16 inputs, 57% of the elements more than 1 ulp off; tf.nn.conv3d_transpose (the same
-geometry, up to 1728 products) up to 3.9 ulps, 24% beyond 1 ulp. The data are positive (uniform in [0.5, 1)), so there
-is no cancellation: a float32 accumulation rounded once to float16 is within 0.5 ulp, and TensorFlow's own
-float32 result of the same inputs, rounded to float16, is. tf.nn.conv2d in float16 is within 0.5 ulp too.
-
-Expected: a float16 convolution accumulated in float32 and rounded once to float16, as TensorFlow's CPU
-Conv2D does for float16 and as oneDNN does where TensorFlow hands it float16 (then the same script shows
-0.5 ulp). Reference: float64 NumPy convolution of the same float16 values.
-
-Mechanism: tensorflow/core/kernels/conv_2d.h gives the Conv2D forward functor SpatialConvolution<Device,
-Eigen::half> a float32 path (cast, convolve, cast back). Conv3D (tensorflow/core/kernels/conv_ops_3d.cc,
-LaunchConvOp<CPUDevice, T>: Eigen::CuboidConvolution on T) and Conv3DBackpropInputV2
-(tensorflow/core/kernels/conv_grad_ops_3d.cc) have none, so Eigen's contraction rounds every partial sum
-to float16.
-
-Host: CPUs where TensorFlow does not give float16 convolutions to oneDNN: oneDNN off (TF_ENABLE_ONEDNN_OPTS=0,
-or a CPU without AVX-512 VNNI/BF16/AMX where it is off by default), or oneDNN on but
-IsDataTypeSupportedByOneDNNOnThisCPU(float16) false (no AVX512_FP16/AMX_FP16 and no AVX_NE_CONVERT).
+Measures bfloat16 tf.nn.conv3d and conv3d_transpose in ulps of the float64 result, against the float32 result rounded
+once. Exits 1 where a result is more than 1 ulp off, 0 with a note where TF hands bfloat16 3-D convolutions to oneDNN.
 """
 import os
 import re
@@ -36,7 +13,7 @@ import tensorflow as tf
 from tensorflow.python.util import _pywrap_util_port, _pywrap_utils
 
 SIGNIFICAND_BITS = {"float16": 11, "bfloat16": 8}
-DTYPE = "float16"
+DTYPE = "bfloat16"
 
 
 def ulps_off(got: np.ndarray, ref: np.ndarray, dtype: str) -> np.ndarray:
@@ -100,7 +77,7 @@ for name, op, a, b, ref in cases:
 if worst > 1:
     print(f"defect shown: {DTYPE} 3-D convolutions are up to {worst:.2f} ulps off (float32 accumulation gives <= 0.5)")
     sys.exit(1)
-why = ("the kernels refused float16 (oneDNN capped below what CPUID shows?)" if refused else
-       "TensorFlow hands float16 Conv3D to oneDNN here" if onednn and onednn_takes else "every kernel within 1 ulp")
+why = ("the kernels refused bfloat16 (oneDNN capped below what CPUID shows?)" if refused else
+       "TensorFlow hands bfloat16 Conv3D to oneDNN here" if onednn and onednn_takes else "every kernel within 1 ulp")
 print(f"not shown on this host: {why} (max {worst:.2f} ulps)")
 sys.exit(0)

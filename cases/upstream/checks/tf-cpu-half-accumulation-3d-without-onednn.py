@@ -1,32 +1,8 @@
-"""tf.nn.conv3d and tf.nn.conv3d_transpose in float16 accumulate in float16 with oneDNN on, on CPUs without AVX512_FP16
+"""tf.nn.conv3d and tf.nn.conv3d_transpose in float16 on CPU accumulate in float16 when oneDNN is off
 
-Project: tensorflow/tensorflow (https://github.com/tensorflow/tensorflow/issues)
-Upstream: none found
-Related: https://github.com/tensorflow/tensorflow/issues/115731 (CPU cumsum keeps bfloat16 partial sums: the same class); https://github.com/tensorflow/tensorflow/issues/27544 (tf.add_n float16 intermediate sums)
-Checked: 2026-11-28, tensorflow-cpu 2.21.0, searched tensorflow/tensorflow issues for "Conv3D float16 bfloat16 CPU accumulate in half", "float16 conv3d CPU precision", "Conv3DBackpropInputV2 half accuracy"
-
-What happens: even with oneDNN on, TensorFlow gives float16 convolutions to oneDNN only on CPUs where
-IsDataTypeSupportedByOneDNNOnThisCPU(float16) holds (AVX512BW with AVX512_FP16 or AMX_FP16, or AVX_NE_CONVERT);
-elsewhere (an AMD EPYC with AVX-512 BF16/VNNI, an AVX2-only CPU with TF_ENABLE_ONEDNN_OPTS=1) float16 Conv3D
-and Conv3DBackpropInputV2 run TensorFlow's own kernels, which accumulate in float16. Measured on this host
-with those kernels (TF_ENABLE_ONEDNN_OPTS=0, the same kernels): tf.nn.conv3d (VALID, kernel 3x3x3, 64 -> 8
-channels, 1728 products per output element) up to 6.4 float16 ulps from the float64 result of the same float16
-inputs, 57% of the elements beyond 1 ulp; tf.nn.conv3d_transpose up to 3.9 ulps. Positive data (uniform in
-[0.5, 1)), so no cancellation; TensorFlow's float32 result rounded once to float16 is within 0.5 ulp.
-
-Expected: a float16 convolution accumulated in float32 and rounded once to float16, as TensorFlow's CPU Conv2D
-does for float16 and as oneDNN does where TensorFlow hands it float16 (where this script then shows 0.5 ulp).
-Reference: float64 NumPy convolution of the same float16 values.
-
-Mechanism: tensorflow/core/util/util.cc IsDataTypeSupportedByOneDNNOnThisCPU sends float16 to TensorFlow's
-own kernels on such CPUs. There, tensorflow/core/kernels/conv_2d.h gives only the Conv2D forward functor
-(SpatialConvolution<Device, Eigen::half>) a float32 path; Conv3D (tensorflow/core/kernels/conv_ops_3d.cc,
-Eigen::CuboidConvolution on T) and Conv3DBackpropInputV2 (conv_grad_ops_3d.cc) contract in float16, rounding
-every partial sum.
-
-Host: oneDNN on, on a CPU without AVX512_FP16 (TensorFlow's own float16 kernels run); the same as oneDNN off.
-Where TensorFlow hands float16 to oneDNN (this host by default: Sapphire Rapids class) the script prints
-"not shown".
+Measures float16 tf.nn.conv3d and conv3d_transpose (1,728 products per output, positive data) in ulps of the float64
+result, against the float32 result rounded once; prints whether oneDNN is on and whether TF hands float16 to it. Exits
+1 where a result is more than 1 ulp off, 0 with a note where oneDNN runs float16.
 """
 import os
 import re

@@ -1,33 +1,7 @@
 """Keras Conv2DTranspose and Conv3DTranspose in float16 accumulate in float16 with oneDNN on, on CPUs without AVX512_FP16 (TensorFlow backend)
 
-Project: tensorflow/tensorflow (https://github.com/tensorflow/tensorflow/issues)
-Upstream: none found
-Related: https://github.com/tensorflow/tensorflow/issues/115731 (CPU cumsum keeps bfloat16 partial sums: the same class); https://github.com/tensorflow/tensorflow/issues/27544 (tf.add_n float16 intermediate sums)
-Checked: 2026-11-28, tensorflow-cpu 2.21.0, keras 3.15.1, searched tensorflow/tensorflow and keras-team/keras issues for "float16 Conv2DTranspose CPU precision", "Conv2DBackpropInput half precision CPU accuracy", "Conv3DTranspose float16 inaccurate"
-
-What happens: TensorFlow gives float16 convolutions to oneDNN only where IsDataTypeSupportedByOneDNNOnThisCPU(float16)
-holds (AVX512BW with AVX512_FP16 or AMX_FP16, or AVX_NE_CONVERT); on other CPUs (an AMD EPYC with AVX-512
-BF16/VNNI, an AVX2-only CPU with TF_ENABLE_ONEDNN_OPTS=1) the layers run TensorFlow's own kernels even with
-oneDNN on, the kernels that run with oneDNN off. Measured here with those kernels (TF_ENABLE_ONEDNN_OPTS=0):
-keras.layers.Conv2DTranspose(8, 3, dtype="float16") over a (1, 8, 8, 128) input (up to 1152 products per
-output element) returns values up to 4.4 float16 ulps from the float64 result of the same float16 inputs and weights, 31% of the elements beyond 1 ulp;
-Conv3DTranspose(8, 3, dtype="float16") over (1, 4, 4, 4, 64) (up to 1728 products) up to 3.0 ulps. The
-data are positive (uniform in [0.5, 1)), so there is no cancellation: the same layers in float32, rounded once
-to float16, are within 0.5 ulp. The layers call tf.nn.conv2d_transpose / tf.nn.conv3d_transpose, that is
-TensorFlow's Conv2DBackpropInput / Conv3DBackpropInputV2 kernels; the defect is TensorFlow's.
-
-Expected: a float16 layer computed with float32 accumulation and rounded once to float16 (what oneDNN does
-where TensorFlow gives it float16, and TensorFlow's own float16 Conv2D forward): within about 0.5 ulp here.
-Reference: float64 NumPy transposed convolution of the same float16 values.
-
-Mechanism: TensorFlow's own CPU backward-input kernels (tensorflow/core/kernels/conv_grad_input_ops.cc for
-2-D, conv_grad_ops_3d.cc for 3-D) contract in the half type, rounding every partial sum to float16; only the
-Conv2D forward functor has a float32 path (tensorflow/core/kernels/conv_2d.h, SpatialConvolution<Device,
-Eigen::half>).
-
-Host: oneDNN on, on a CPU where IsDataTypeSupportedByOneDNNOnThisCPU(float16) is false (no AVX512_FP16/AMX_FP16,
-no AVX_NE_CONVERT): the kernels that run with oneDNN off. Where TensorFlow gives float16 to oneDNN (this host by
-default) the layers are within 0.5 ulp and the script prints "not shown".
+As checks/keras-cpu-half-accumulation.py with oneDNN on, on a CPU where TF does not hand float16 to oneDNN (no
+AVX512_FP16). Exits 1 where a layer is more than 1 ulp off.
 """
 import os
 import re

@@ -1,28 +1,8 @@
-"""tf.nn.conv3d and tf.nn.conv3d_transpose in bfloat16 on CPU accumulate in bfloat16 when oneDNN does not take them
+"""tf.nn.conv3d and tf.nn.conv3d_transpose in float16 accumulate in float16 with oneDNN on, on CPUs without AVX512_FP16
 
-Project: tensorflow/tensorflow (https://github.com/tensorflow/tensorflow/issues)
-Upstream: none found
-Related: https://github.com/tensorflow/tensorflow/issues/115731 (CPU cumsum keeps bfloat16 partial sums: the same class); https://github.com/tensorflow/tensorflow/issues/56153 (oneDNN bfloat16 accuracy on CPUs without native bf16)
-Checked: 2026-11-28, tensorflow-cpu 2.21.0, searched tensorflow/tensorflow issues for "Conv3D float16 bfloat16 CPU accumulate in half", "bfloat16 conv3d CPU precision", "CuboidConvolution bfloat16 accuracy"
-
-What happens: with oneDNN off (TF_ENABLE_ONEDNN_OPTS=0), tf.nn.conv3d in bfloat16 (VALID, kernel 3x3x3,
-64 -> 8 channels: 1728 products per output element) returns values up to 12.2 bfloat16 ulps from the
-float64 result of the same bfloat16 inputs (every element beyond 1 ulp: 1024 where float64 gives 975.3), and
-tf.nn.conv3d_transpose up to 3.5 ulps. The data are positive (uniform in [0.5, 1)), so there is no
-cancellation: TensorFlow's float32 result of the same inputs rounded once to bfloat16 is within 0.5 ulp,
-and so is tf.nn.conv2d in bfloat16.
-
-Expected: a bfloat16 convolution accumulated in float32 and rounded once to bfloat16, as oneDNN does where
-TensorFlow hands it bfloat16 (this script then shows 0.5 ulp). Reference: float64 NumPy convolution of the
-same bfloat16 values.
-
-Mechanism: Conv3D (tensorflow/core/kernels/conv_ops_3d.cc, Eigen::CuboidConvolution on T) and
-Conv3DBackpropInputV2 (conv_grad_ops_3d.cc) run Eigen's tensor contraction on bfloat16, rounding every
-partial sum; only the 2-D forward has a float32 path on CPU.
-
-Host: CPUs where TensorFlow does not give bfloat16 convolutions to oneDNN: oneDNN off (TF_ENABLE_ONEDNN_OPTS=0,
-or by default on a CPU without AVX-512 VNNI/BF16/AMX), or oneDNN forced on where
-IsDataTypeSupportedByOneDNNOnThisCPU(bfloat16) is false (no AVX512F and no AVX_NE_CONVERT: an AVX2-only CPU).
+As checks/tf-cpu-half-accumulation-3d-without-onednn.py, for a CPU where oneDNN is on but TF does not hand float16 to
+it (no AVX512_FP16): float16 tf.nn.conv3d and conv3d_transpose in ulps of the float64 result. Exits 1 where a result
+is more than 1 ulp off.
 """
 import os
 import re
@@ -34,7 +14,7 @@ import tensorflow as tf
 from tensorflow.python.util import _pywrap_util_port, _pywrap_utils
 
 SIGNIFICAND_BITS = {"float16": 11, "bfloat16": 8}
-DTYPE = "bfloat16"
+DTYPE = "float16"
 
 
 def ulps_off(got: np.ndarray, ref: np.ndarray, dtype: str) -> np.ndarray:
@@ -98,7 +78,7 @@ for name, op, a, b, ref in cases:
 if worst > 1:
     print(f"defect shown: {DTYPE} 3-D convolutions are up to {worst:.2f} ulps off (float32 accumulation gives <= 0.5)")
     sys.exit(1)
-why = ("the kernels refused bfloat16 (oneDNN capped below what CPUID shows?)" if refused else
-       "TensorFlow hands bfloat16 Conv3D to oneDNN here" if onednn and onednn_takes else "every kernel within 1 ulp")
+why = ("the kernels refused float16 (oneDNN capped below what CPUID shows?)" if refused else
+       "TensorFlow hands float16 Conv3D to oneDNN here" if onednn and onednn_takes else "every kernel within 1 ulp")
 print(f"not shown on this host: {why} (max {worst:.2f} ulps)")
 sys.exit(0)

@@ -1,29 +1,7 @@
 """tf.nn.conv2d_transpose in float16 and bfloat16 on CPU accumulates in the half type wherever TensorFlow's own kernel runs it
 
-Project: tensorflow/tensorflow (https://github.com/tensorflow/tensorflow/issues)
-Upstream: none found
-Related: https://github.com/tensorflow/tensorflow/issues/115731 (CPU cumsum keeps bfloat16 partial sums: the same class); https://github.com/tensorflow/tensorflow/issues/27544 (tf.add_n float16 intermediate sums)
-Checked: 2026-11-28, tensorflow-cpu 2.21.0, searched tensorflow/tensorflow issues for "float16 conv2d_transpose CPU inaccurate", "bfloat16 conv2d_transpose CPU precision", "Conv2DBackpropInput half precision CPU accuracy"
-
-What happens: tf.nn.conv2d_transpose in float16 and bfloat16 (stride 2, kernel 3x3, 96 -> 8 channels, input
-7x7, positive data uniform in [0.5, 1)) with padding="SAME" and with explicit padding pairs, compared with the
-float64 result of the same half values. Where TensorFlow's own CPU kernel runs the op (every explicit-padding
-call; SAME/VALID with oneDNN off) the result is more than 1 half-type ulp off: on this host, oneDNN on,
-explicit pads: float16 5.8 ulps, bfloat16 6.8 (about half the elements beyond 1 ulp); oneDNN off (TF_ENABLE_ONEDNN_OPTS=0), SAME: float16
-7.9, bfloat16 6.8. oneDNN's kernel (SAME with oneDNN on) is within 0.5 ulp, and so is
-TensorFlow's float32 result rounded once to the half type. How far over depends on the number of products per
-element (here up to 384 with stride 2) and on the data: small transposed convolutions often stay within 1 ulp.
-
-Expected: float32 accumulation with one rounding to the half type (oneDNN; TensorFlow's own float16 Conv2D
-forward): within about 0.5 ulp here. Reference: float64 NumPy transposed convolution of the same half values.
-
-Mechanism: TensorFlow's own CPU Conv2DBackpropInput kernels (tensorflow/core/kernels/conv_grad_input_ops.cc and
-its headers) contract in the half type, rounding every partial sum; only the Conv2D forward has a float32 path
-on CPU (tensorflow/core/kernels/conv_2d.h, SpatialConvolution<Device, Eigen::half>). Explicit padding pairs
-are never rewritten to oneDNN.
-
-Host: any CPU for explicit padding; with SAME/VALID, where oneDNN is off or does not take the type
-(IsDataTypeSupportedByOneDNNOnThisCPU).
+Measures float16 and bfloat16 tf.nn.conv2d_transpose (stride 2, 96 -> 8 channels, SAME and explicit padding) in ulps
+of the float64 result, against the float32 result rounded once. Exits 1 where a result is more than 1 ulp off.
 """
 import os
 import re

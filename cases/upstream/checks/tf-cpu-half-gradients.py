@@ -1,33 +1,7 @@
 """Gradients of tf.nn.conv2d in float16 and bfloat16 on CPU accumulate in the half type when oneDNN does not run them
 
-Project: tensorflow/tensorflow (https://github.com/tensorflow/tensorflow/issues)
-Upstream: none found
-Related: https://github.com/tensorflow/tensorflow/issues/115731 (CPU cumsum keeps bfloat16 partial sums: the same class); https://github.com/tensorflow/tensorflow/issues/27544 (tf.add_n float16 intermediate sums)
-Checked: 2026-11-28, tensorflow-cpu 2.21.0, searched tensorflow/tensorflow issues for "Conv2DBackpropFilter float16 CPU precision", "conv2d gradient half precision CPU inaccurate", "Conv2DBackpropInput half precision CPU accuracy"
-
-What happens: the gradients of y = tf.nn.conv2d(x, w, 1, padding) with x (1, 16, 16, 64), w (3, 3, 64, 16)
-and an upstream gradient dy, all positive (uniform in [0.5, 1)), compared with float64 gradients of the same
-half values. Where TensorFlow's own backward kernels run them (oneDNN off; or, with oneDNN on, the same padding
-written as explicit pairs [[0, 0], [1, 1], [1, 1], [0, 0]], which the oneDNN rewrite never takes) they are off
-by up to 2.4 float16 ulps for the input gradient (Conv2DBackpropInput, 144 products per element) and 11.9
-ulps for the filter gradient (Conv2DBackpropFilter, 256 products; 66% of its elements beyond 1 ulp); in
-bfloat16 2.3 and 16.2 ulps. TensorFlow's float32 gradients of the same values, rounded once to the half type,
-are within 0.5 ulp, and so are the SAME gradients where oneDNN runs them (this host, oneDNN on).
-
-Expected: half-precision gradients accumulated in float32 and rounded once, as oneDNN's backward kernels and
-TensorFlow's own float16 Conv2D forward do: within about 0.5 ulp here (no cancellation, and the float32
-rounding error is far below a half-type ulp). Reference: float64 NumPy gradients of the same half values.
-
-Mechanism: TensorFlow's own CPU Conv2DBackpropInput and Conv2DBackpropFilter kernels
-(tensorflow/core/kernels/conv_grad_input_ops.cc, conv_grad_filter_ops.cc) contract in the half type,
-rounding every partial sum; only the forward functor has a float32 path (tensorflow/core/kernels/conv_2d.h,
-SpatialConvolution<Device, Eigen::half>). conv2d_transpose, whose gradients are Conv2D and
-Conv2DBackpropFilter, is affected through its filter gradient the same way.
-
-Host: any CPU with explicit padding pairs; with SAME/VALID where TensorFlow's own backward kernels run: oneDNN
-off (TF_ENABLE_ONEDNN_OPTS=0, or by default on CPUs without AVX-512 VNNI/BF16/AMX), or oneDNN on for a type
-IsDataTypeSupportedByOneDNNOnThisCPU rejects. How far over depends on the data, so small
-cases may stay within 1 ulp.
+Measures the input and filter gradients of tf.nn.conv2d in float16 and bfloat16 (SAME and explicit padding) in ulps of
+the float64 gradients, against the float32 gradients rounded once. Exits 1 where a gradient is more than 1 ulp off.
 """
 import os
 import re
