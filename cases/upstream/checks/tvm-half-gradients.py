@@ -1,17 +1,7 @@
-"""[Relax] The gradient of a float16 conv2d accumulates in float16: grad_weight of a 64x64 image of ones sums to 2048
+"""float16 gradients of a Relax conv2d (relax.transform.Gradient) against float32 accumulation
 
-Project: apache/tvm (https://github.com/apache/tvm/issues)
-Upstream: none found
-Related: https://github.com/apache/tvm/pull/10177 (CUTLASS wgrad: "wgrad requires fp32 accumulation in practice ... cuDNN also supports only fp32 accum + fp16 output"); https://github.com/apache/tvm/issues/8296 (mixed-precision tracking issue: accumulation dtypes)
-Checked: 2026-11-28, apache-tvm 0.27.0.post1, searched apache/tvm issues and PRs for "conv2d gradient float16 accumulation", "relax Gradient conv2d float16", "conv2d_backward_weight float16 precision"
-
-What happens: relax.transform.Gradient differentiates relax.op.nn.conv2d through its registered gradient (python/tvm/relax/op/_op_gradient.py conv2d_grad): grad_input is a conv2d_transpose of dy and grad_weight a conv2d of x with dy, both with the forward's (unset) out_dtype, so for float16 they accumulate in float16. grad_weight sums over the batch and every output position, a much longer sum than the forward one: for a 1x1x64x64 input of ones, a 3x3 kernel and dy = ones (62 * 62 = 3844 positions) every grad_weight element comes back 2048 instead of 3844 (2048 + 1 rounds back to 2048 in float16). grad_input with 6 output channels of dy = [2048, 1, 1, 1, 1, 1] and a 1x1 kernel of ones gives 2048 instead of 2053. On random normal data the errors exceed the bound a float32 accumulation rounded once to float16 satisfies (seed 0: grad_input 2.13x, grad_weight 1.56x; convdiff measured up to 1.6x), data-dependent.
-
-Expected: gradients accumulated in float32 and rounded once to float16, as PyTorch's CPU kernels, cuDNN and oneDNN compute them; the script computes exact float64 NumPy gradients (grad_weight[o, c, a, b] = sum over n, i, j of x[n, c, i + a, j + b] * dy[n, o, i, j]; grad_input the adjoint) and the bound (K + 2) * 2^-24 * S + 2^-11 * (S + |g|), S the same sum on absolute values.
-
-Mechanism: python/tvm/relax/op/_op_gradient.py conv2d_grad emits conv2d_transpose (grad_input) and conv2d in CNHW layout (grad_weight) with the forward call's out_dtype, which is unset, so both output and accumulate in float16; their TOPI computes (python/tvm/topi/nn/conv2d.py, conv2d_transpose.py) reduce with a float16 accumulator when out_dtype is float16 (the same as the forward conv, see the float16 accumulation report). Passing out_dtype="float32" and casting back would keep the gradient's precision.
-
-Host: any
+Measures grad_weight of a conv2d over ones (3844 positions: 2048) and grad_input/grad_weight on normal data against
+a float64 adjoint.
 """
 import sys
 

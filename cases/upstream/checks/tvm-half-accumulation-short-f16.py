@@ -1,17 +1,7 @@
-"""[Relax][TOPI] float16 convolutions round the running sum to float16 after every product, even for short sums (K < 24)
+"""Short float16 Relax convolution sums with out_dtype unset, forward and transposed
 
-Project: apache/tvm (https://github.com/apache/tvm/issues)
-Upstream: none found
-Related: https://github.com/apache/tvm/pull/1356 (out_dtype added to conv2d for mixed precision); https://github.com/apache/tvm/issues/8296 (mixed-precision tracking issue: accumulation dtypes); https://github.com/uxlfoundation/oneDNN/pull/5041 (oneDNN moved its f16 GPU convolutions to an f32 accumulator for accuracy)
-Checked: 2026-11-28, apache-tvm 0.27.0.post1, searched apache/tvm issues and PRs for "conv2d float16 accumulation precision", "float16 conv out_dtype accumulate float32", "conv_transpose float16 accuracy"
-
-What happens: with out_dtype unset, a float16 relax.op.nn.conv* computes in float16 arithmetic: each product is rounded to float16 and added to a float16 running sum (channels outer, taps inner), rounding after every add. A NumPy emulation of exactly that reproduces TVM's output bit for bit (conv2d, 1 and 2 channels, 3x3, random normal data, printed below). Even a short sum then leaves the error a float32 accumulation would have: a conv1d over 6 channels (K = 6, kernel 1, weights 1) of x = [2048, 1, 1, 1, 1, 1] returns 2048 (each 2048 + 1 rounds back to 2048) where the exact sum is 2053 (2052 in float16), 2.5x the float32-accumulation bound; conv1d_transpose of the same 6 channels returns 2048 too. On random data a short float16 sum passes or fails with the values: convdiff measured 1.03-1.21x on some seed-27 fuzz cases with K = 6, 9 and 18 and passes elsewhere.
-
-Expected: accumulation in float32 with one rounding to float16 at the end (PyTorch, ONNX Runtime, oneDNN), i.e. an error within (K + 2) * 2^-24 * (|x| * |w|) + 2^-11 * (|x| * |w| + |y|) of the exact float64 NumPy sum, which the script computes.
-
-Mechanism: python/tvm/topi/nn/conv1d.py/conv2d.py and conv1d_transpose.py: te.sum(data.astype(out_dtype) * kernel.astype(out_dtype)) with out_dtype = float16 when Relax's out_dtype is unset (relax legalize_ops/nn.py passes call.ty.dtype); the reduction's accumulator is a float16 buffer. The ONNX importer (python/tvm/relax/frontend/onnx/onnx_frontend.py Conv, ConvTranspose) sets no out_dtype either.
-
-Host: any
+Measures x = [2048, 1, 1, 1, 1, 1] over 6 channels (2048, not 2053) for conv1d and conv1d_transpose, and the error
+against the float32-accumulation bound.
 """
 import sys
 

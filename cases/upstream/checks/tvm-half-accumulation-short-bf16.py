@@ -1,17 +1,6 @@
-"""[Relax][TOPI] bfloat16 convolutions round the running sum to bfloat16 after every add, even for short sums (K < 24)
+"""Short bfloat16 Relax convolution sums with out_dtype unset: the running sum rounded to bfloat16 after every add
 
-Project: apache/tvm (https://github.com/apache/tvm/issues)
-Upstream: none found
-Related: https://github.com/apache/tvm/pull/1356 (out_dtype added to conv2d for mixed precision); https://github.com/apache/tvm/issues/8296 (mixed-precision tracking issue: accumulation dtypes); https://github.com/uxlfoundation/oneDNN/pull/5041 (oneDNN moved its f16 GPU convolutions to an f32 accumulator for accuracy)
-Checked: 2026-11-28, apache-tvm 0.27.0.post1, searched apache/tvm issues and PRs for "conv2d bfloat16 accumulation precision", "float16 bfloat16 conv out_dtype accumulate float32", "conv_transpose bfloat16 accuracy"
-
-What happens: with out_dtype unset, a bfloat16 relax.op.nn.conv* keeps its running sum in bfloat16: each product is formed in float32 and added to the bfloat16 sum, which is rounded (to nearest even) after every add, channels outer, taps inner. A NumPy emulation of exactly that reproduces TVM's output bit for bit (conv2d, 1 and 2 channels, 3x3, random normal data, printed below). With 8 significant bits even a short sum loses what a float32 accumulation keeps: a conv1d over 6 channels (K = 6, kernel 1, weights 1) of x = [256, 1, 1, 1, 1, 1] returns 256 (each 256 + 1 rounds back to 256) where the exact sum is 261 (260 in bfloat16), 2.4x the float32-accumulation bound; conv1d_transpose of the same 6 channels returns 256 too. On random data a short bfloat16 sum sits right at that bound (convdiff: 0.98-1.11x), so it passes or fails with the values.
-
-Expected: accumulation in float32 with one rounding to bfloat16 at the end (PyTorch, oneDNN), i.e. an error within (K + 2) * 2^-24 * (|x| * |w|) + 2^-8 * (|x| * |w| + |y|) of the exact float64 NumPy sum, which the script computes.
-
-Mechanism: python/tvm/topi/nn/conv1d.py/conv2d.py and conv1d_transpose.py: te.sum(data.astype(out_dtype) * kernel.astype(out_dtype)) with out_dtype = bfloat16 when Relax's out_dtype is unset (relax legalize_ops/nn.py passes call.ty.dtype); the reduction's accumulator is a bfloat16 buffer (the bfloat16 legalization computes each add in float32 and rounds the stored sum). The ONNX importer (python/tvm/relax/frontend/onnx/onnx_frontend.py Conv, ConvTranspose) sets no out_dtype either.
-
-Host: any
+Measures x = [256, 1, 1, 1, 1, 1] over 6 channels (256, not 261) and the error against the float32-accumulation bound.
 """
 import sys
 
