@@ -156,3 +156,16 @@ def test_after_a_crash_a_spare_worker_takes_the_next_case_and_stop_ends_it():
     finally:
         w.stop()
     assert w.spare is None and not alive(last)
+
+
+def test_a_timeout_is_retried_once_on_a_fresh_worker(tmp_path, monkeypatch):
+    """A stall that does not come back (`fault:hang_once`) passes on the retry; a real hang times out twice
+    and its record says so, with the machine's load."""
+    monkeypatch.setenv("CONVDIFF_FAULT_STATE", str(tmp_path))
+    records = []
+    run_cases(CASES[:2], [("fault:hang_once", "cpu"), ("fault:hang", "cpu")], records.append, Verdicts(), timeout=1.5)
+    by = {(r.backend, r.case_id): r for r in records}
+    assert [by["fault:hang_once", c.id].status for c in CASES[:2]] == ["pass", "pass"]
+    hung = [by["fault:hang", c.id] for c in CASES[:2]]
+    assert all(r.status == "timeout" and "twice, the second time on a fresh worker" in r.message for r in hung)
+    assert all(isinstance(r.load, float) and r.load >= 0 for r in hung)

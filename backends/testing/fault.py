@@ -4,6 +4,8 @@ It computes its answers with the NumPy oracle (no framework), then injects the f
 modes fail while building the case's artefact through backends/artifacts.py's cache, as a converter
 that aborts (paddle2onnx) or hangs does. `oom` asks NumPy for an array no machine has (4 EiB) and wraps the
 MemoryError in Rejected, as an adapter that turns every framework exception into a refusal does.
+`hang_once` stalls on a case's first run only (a marker per case under $CONVDIFF_FAULT_STATE): the stall a
+loaded machine causes, which a retry on a fresh worker must not report as a timeout.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from harness.model.case import EPILOGUE_OPS, Case
 from harness.numerics.inputs import Inputs
 from harness.numerics.oracle import reference
 
-FAULT_MODES = ("segfault", "abort", "hang", "exception", "oom", "wrong_shape", "nan", "build_abort", "build_hang")
+FAULT_MODES = ("segfault", "abort", "hang", "hang_once", "exception", "oom", "wrong_shape", "nan", "build_abort", "build_hang")
 
 
 class FaultBackend(Backend):
@@ -43,6 +45,8 @@ class FaultBackend(Backend):
             ctypes.string_at(0)  # reads address 0: SIGSEGV
         if self.mode == "abort":
             os.abort()
+        if self.mode == "hang_once" and _first_sighting(case):
+            time.sleep(3600)  # a stall that does not come back: the first run of each case only
         if self.mode == "hang":
             time.sleep(3600)
         if self.mode == "exception":
@@ -65,3 +69,18 @@ class FaultBackend(Backend):
             os.abort()
         time.sleep(3600)
         return {}
+
+
+def _first_sighting(case: Case) -> bool:
+    """True the first time this case reaches any `fault:hang_once` worker under $CONVDIFF_FAULT_STATE (a
+    directory shared by the run's workers; without it, every time): a marker file per case id."""
+    state = os.environ.get("CONVDIFF_FAULT_STATE")
+    if not state:
+        return True
+    try:
+        fd = os.open(os.path.join(state, f"seen-{case.id}"), os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return False
+    os.close(fd)
+    return True
+

@@ -4,7 +4,8 @@
 `payload["grads"] = {output: sub-payload}`, one per name in `case.gradient_outputs`,
 each shaped like a forward payload. A forward that did not produce an output
 (unsupported, rejected, error) gives every gradient its status, marked `inherited`:
-the framework never reached the backward pass.
+the framework never reached the backward pass; for an adapter with no gradient path at all
+the gradients are `unsupported`, as they are when its forward runs.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from backends.base import Output
+from backends.base import Backend, Output
 from harness.execution.failures import error_payload, failure
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
@@ -26,10 +27,20 @@ def _ok(out: Output, elapsed: float) -> dict[str, Any]:
     }
 
 
+def has_gradient_path(backend: Any) -> bool:
+    """Whether the adapter differentiates at all: it overrides run_gradients and declares how."""
+    return type(backend).run_gradients is not Backend.run_gradients and backend.capabilities.gradients != "none"
+
+
 def execute_gradients(backend: Any, case: Case, inputs: Inputs, device: str,
                       forward: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """One sub-payload per requested gradient (see the module docstring)."""
     names = case.gradient_outputs
+    if forward["status"] != "ok" and not has_gradient_path(backend):
+        # an adapter that never differentiates: its gradients are unsupported whatever the forward did (a
+        # forward refusal copied onto them would read as the framework refusing a backward pass it never had)
+        why = f"{backend.name}: this adapter has no gradient path (capabilities: gradients none)"
+        return {k: {"status": "unsupported", "message": why, "duration_s": 0.0} for k in names}
     if forward["status"] != "ok":
         why = f"forward {forward['status']}: {forward.get('message', '')}"
         origin = {"origin": forward["origin"]} if "origin" in forward else {}  # an error stays whose it was

@@ -4,7 +4,11 @@ A signature is (backend, op, output, status, diagnosis, precision, padding kind)
 things that decide which bug a failure is, without the sizes a minimizer takes away.
 A failing result explained by a known issue counts toward that issue; the failures
 no known issue explains are new signatures, each with its first failing result (the
-one to minimize and write down).
+one to minimize and write down). Two kinds of unexplained failure are not new bugs and
+get no signature of their own: a result whose known entry matches by its selector but
+does not list its status (an unlisted outcome of that entry: the stub proposes the
+status), and a timeout, which is one signature per target whatever the op (a hang is the
+target's, and by then the runner has retried the case once on a fresh worker).
 """
 
 from __future__ import annotations
@@ -38,12 +42,14 @@ def features(rec: Record) -> tuple[str, ...]:
 
 
 def signature(rec: Record) -> Signature:
+    if rec.status == "timeout":
+        return (rec.backend, "*", "*", "timeout", "-")
     return (rec.backend, rec.op, rec.output, rec.status, rec.diagnosis or "-", *features(rec))
 
 
 def signature_text(sig: Sequence[str]) -> str:
     backend, op, output, status, diagnosis, *rest = sig
-    what = op if output == "out" else f"{op} {output}"
+    what = "any op" if op == "*" else op if output == "out" else f"{op} {output}"
     diag = "" if diagnosis == "-" else f" ({diagnosis})"
     return f"{backend}: {what} {status}{diag}" + (f" [{', '.join(rest)}]" if rest else "")
 
@@ -53,6 +59,18 @@ class NewSignature:
     signature: Signature
     first: Record
     first_s: float  # seconds into the run
+    count: int = 1
+
+
+@dataclass
+class Unlisted:
+    """Results a known entry matches by its selector, with a status the entry does not list."""
+
+    id: str
+    status: str
+    listed: list[str]
+    first: Record
+    first_s: float
     count: int = 1
 
 
@@ -73,6 +91,7 @@ class Findings:
         self.new: dict[Signature, NewSignature] = {}
         self.known: dict[str, KnownHit] = {}
         self.known_signatures: set[Signature] = set()
+        self.unlisted: dict[tuple[str, str], Unlisted] = {}
 
     def add(self, rec: Record, elapsed: float) -> None:
         if rec.known_issue and rec.status in rec.known_status:
@@ -87,6 +106,13 @@ class Findings:
                 self.known_signatures.add(signature(rec))
             return
         if not rec.unexpected:
+            return
+        if rec.known_issue:  # matched, but with a status its entry does not list
+            key = (rec.known_issue, rec.status)
+            if key in self.unlisted:
+                self.unlisted[key].count += 1
+            else:
+                self.unlisted[key] = Unlisted(rec.known_issue, rec.status, list(rec.known_status), rec, elapsed)
             return
         sig = signature(rec)
         if sig in self.new:
@@ -107,6 +133,10 @@ class Findings:
                       for h in sorted(self.known.values(), key=lambda h: h.first_s)],
             "known_missed": [i for i in known_ids if i not in self.known],
             "known_signatures": len(self.known_signatures),
+            "unlisted_outcomes": [
+                {"id": u.id, "status": u.status, "listed": u.listed, "count": u.count, "first_s": round(u.first_s, 1),
+                 "first_case": u.first.case_id, "backend": u.first.backend, "output": u.first.output}
+                for u in sorted(self.unlisted.values(), key=lambda u: u.first_s)],
             "new_signatures": [
                 {"signature": signature_text(n.signature), "backend": n.first.backend, "op": n.first.op,
                  "output": n.first.output, "status": n.first.status, "diagnosis": n.first.diagnosis,
@@ -122,6 +152,9 @@ def format_findings(section: dict[str, Any]) -> str:
     lines = [f"known issues rediscovered: {section['known_rediscovered']}/{section['known_total']}"
              + (f" ({section['known_fraction']:.0%})" if section["known_fraction"] is not None else "")]
     lines += [f"  known  {h['id']:<48} first at {h['first_s']:>6.1f} s  ({h['count']} results)" for h in section["known"]]
+    for u in section.get("unlisted_outcomes", []):
+        lines.append(f"  UNLISTED {u['id']}: {u['status']} on {u['backend']} ({u['count']} results, first "
+                     f"{u['first_case']}); the entry lists {', '.join(u['listed'])}")
     lines.append(f"new signatures: {len(section['new_signatures'])}")
     for n in section["new_signatures"]:
         written = f" -> {n['written']}" if n.get("written") else ""
