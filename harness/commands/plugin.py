@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from backends.registry import UnknownBackend, get_backend, installed_backends, parse_backends, real_backends
-from harness.commands import ownership, smoke_select
+from harness.commands import ownership, plugin_empty, smoke_select
 from harness.commands.plugin_items import FACTORY, STATE, CaseFile, CaseItem, state_of
 from harness.execution.pool import Worker, stop_all
 from harness.execution.prefetch import nbytes
@@ -282,14 +282,41 @@ def builds_per_case(backend: str) -> bool:
     return get_backend(backend).builds_per_case
 
 
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Count the case items collected, before any deselection (see pytest_sessionfinish)."""
+    if isinstance(item, CaseItem):
+        item.config.stash[CASE_ITEMS] = item.config.stash.get(CASE_ITEMS, 0) + 1
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     st = session.config.stash.get(STATE, None)
     if st is not None:
         st.plan(session.items)
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # an xdist worker: the controller, which collects nothing, decides (testnodedown)
+        workeroutput["convdiff_case_items"] = session.config.stash.get(CASE_ITEMS, 0)
+        workeroutput["convdiff_cases_seen"] = sum(map(len, st.collected.values())) if st is not None else 0
+
+
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """xdist's controller: what a worker collected (every worker collects every item)."""
+    out = getattr(node, "workeroutput", None) or {}
+    if "convdiff_case_items" in out:
+        config = node.config
+        config.stash[CASE_ITEMS] = max(config.stash.get(CASE_ITEMS, 0), int(out["convdiff_case_items"]))
+        config.stash[CASES_SEEN] = max(config.stash.get(CASES_SEEN, 0), int(out.get("convdiff_cases_seen", 0)))
+        config.stash[WORKERS_SEEN] = True
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
-    """Warn about known issues that match no case (typo or removed case), per file."""
+    """Warn about a rootdir that a space-separated option value moved, and about known issues that match no
+    case (typo or removed case), per file."""
+    nothing = config.stash.get(NOTHING, None)
+    if nothing:  # the session's failure (pytest_sessionfinish, which runs before this summary)
+        terminalreporter.write_line(nothing, red=True)
+    misread = plugin_empty.misread_rootdir(config) if plugin_empty.options_given(config) else None
+    if misread and not nothing:
+        terminalreporter.write_line(f"convdiff: warning: {misread}", yellow=True)
     st = config.stash.get(STATE, None)
     if st is None or not st.collected:
         return
@@ -307,10 +334,12 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Under xdist, every collected item must have reported: fail the session if some never ran. (Seen
+    """A run that asked for convdiff and collected no case item fails (harness/commands/plugin_empty.py).
+    Under xdist, every collected item must have reported: fail the session if some never ran. (Seen
     once, 2026-11-27: a make test, then ordering the test modules with a shared fixture first, reported 9
     items fewer than it collected, and passed; a rerun of that code ran all. Cause unknown; not silent now.)"""
     config = session.config
+    _fail_on_nothing(session, exitstatus)
     if (config.stash.get(STATE, None) is None or getattr(config, "workerinput", None) is not None
             or not config.getoption("numprocesses", None) or config.option.collectonly):
         return
@@ -327,6 +356,22 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 REPORTED: set[str] = set()  # node ids of the items that reported (the xdist controller counts them)
 
 
+def _fail_on_nothing(session: pytest.Session, exitstatus: int) -> None:
+    config = session.config
+    if getattr(config, "workerinput", None) is not None or exitstatus not in (0, 5):  # 5: no tests collected
+        return
+    if config.getoption("numprocesses", None) and not config.stash.get(WORKERS_SEEN, False):
+        return  # xdist's workers never reported back (they failed to start): pytest reports that itself
+    declared_dirs = config.stash.get(DECLARED, [])
+    if config.stash.get(CASE_ITEMS, 0) or not plugin_empty.asked(config, declared_dirs):
+        return
+    st = config.stash.get(STATE, None)
+    seen = sum(map(len, st.collected.values())) if st is not None else config.stash.get(CASES_SEEN, 0)
+    why = plugin_empty.reason(config, declared_dirs, seen)
+    config.stash[NOTHING] = f"convdiff: no case item was collected, so nothing was tested: {why}"  # terminal summary
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     st = config.stash.get(STATE, None)
     if st is not None:
@@ -340,3 +385,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 SHARED = pytest.StashKey[Path]()
 DECLARED = pytest.StashKey[list[Path]]()
+CASE_ITEMS = pytest.StashKey[int]()  # case items collected (before deselection); under xdist, a worker's
+CASES_SEEN = pytest.StashKey[int]()  # xdist's controller: the cases a worker loaded
+WORKERS_SEEN = pytest.StashKey[bool]()  # xdist's controller: some worker reported what it collected
+NOTHING = pytest.StashKey[str]()  # the line that fails a session that collected no case item
