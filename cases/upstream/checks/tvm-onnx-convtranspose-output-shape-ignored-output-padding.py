@@ -1,17 +1,7 @@
-"""[Relax][Frontend][ONNX] ConvTranspose with output_shape and output_padding: output_shape dropped, the output is too long by the pads
+"""ConvTranspose with output_shape and output_padding through TVM's Relax ONNX importer
 
-Project: apache/tvm (https://github.com/apache/tvm/issues)
-Upstream: none found
-Related: https://github.com/apache/tvm/pull/19450 (auto_pad for ConvTranspose; says output_shape "remains unsupported"); https://github.com/apache/tvm/pull/11076 (the Relay ONNX importer's output_shape support)
-Checked: 2026-11-28, apache-tvm 0.27.0.post1, onnx 1.17.0, searched apache/tvm issues and PRs for "ConvTranspose output_shape", "ConvTranspose output_padding output_shape", "expects the output padding less than the strides"
-
-What happens: the ONNX spec's total_padding for ConvTranspose counts output_padding (total_padding = stride * (in - 1) + output_padding + (kernel - 1) * dilation + 1 - output_shape), so a model may give output_shape and output_padding together. The Relax ONNX importer drops output_shape, pads nothing and applies output_padding: the output is the full transposed convolution plus output_padding. Measured: input 1x2x5x5, 3x3 kernel, strides 2, output_padding [1, 1], output_shape [10, 10] (total_padding 2, pads 1 and 1) gives (1, 3, 12, 12) instead of (1, 3, 10, 10); its [1:11] block equals the expected output. Where output_padding reaches the stride, which the spec allows with a larger dilation (strides 1, dilations 2, output_padding 1, output_shape [7, 7] on a 5x5 input, 2x2 kernel: total_padding 1), the import is refused: "Conv2dTranspose expects the output padding less than the strides".
-
-Expected: the output has the shape output_shape states, with pads derived as the spec says (auto_pad NOTSET: pads[start] = total - total/2, pads[end] = total/2), computed by a float64 NumPy transposed convolution in the script.
-
-Mechanism: python/tvm/relax/frontend/onnx/onnx_frontend.py, ConvTranspose._impl_v1 never reads "output_shape" (padding=attr.get("pads", 0)) but passes output_padding on to relax.op.nn.conv2d_transpose; Relax's struct-info check (src/relax/op/nn/convolution.cc, InferStructInfoConv2dTranspose) and TOPI (topi/nn/conv2d_transpose.py) require output_padding < strides.
-
-Host: any
+Measures the output shape against output_shape (5x5 input, 3x3 kernel, strides 2, output_padding 1, output_shape
+10x10), the block the spec's pads select against a float64 reference, and output_padding >= stride with dilation 2.
 """
 import sys
 
