@@ -31,6 +31,8 @@ class OnnxReferenceBackend(Backend):
         x = np.moveaxis(inputs.x, -1, 1) if case.channels_last else inputs.x  # ONNX is channels-first
         attrs = {"strides": list(case.stride), "dilations": list(case.dilation), "group": case.groups,
                  "kernel_shape": list(case.kernel_size)}
+        # The padding as the case states it, never case.geometry: an `expect: invalid` case has no geometry
+        # (None), and its parameters go to ONNX as they are, for ONNX to refuse (a pass when it does)
         if case.padding in ("same", "valid"):  # ONNX's own: SAME_UPPER puts the odd pad last, as TF does
             attrs["auto_pad"] = "SAME_UPPER" if case.padding == "same" else "VALID"
         else:  # (before, after) pairs: ONNX lists all befores, then all afters
