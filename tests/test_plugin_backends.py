@@ -214,7 +214,7 @@ def test_a_named_backend_without_results_fails_the_run(tmp_path: Path) -> None:
     (tmp_path / "c.yaml").write_text(CASES)
     proc = convdiff(tmp_path, "run", "c.yaml", "--backends", "torch", "--device", "cuda", "--out", "o")
     assert proc.returncode in (0, 1)
-    if "cuda: yes" not in convdiff(tmp_path, "backends", "--backends", "torch").stdout:
+    if "cuda: yes" not in convdiff(tmp_path, "backends", "--backends", "torch", "--live").stdout:
         assert proc.returncode == 1 and "NO RESULT torch" in proc.stdout
 
 

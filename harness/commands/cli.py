@@ -19,6 +19,7 @@ from harness.commands.validate import cmd_validate
 from harness.execution.host import cpu_facts
 from harness.execution.progress import Progress
 from harness.execution.records import JsonlSink, Record
+from harness.execution.relation_exec import RelationPlan
 from harness.execution.runner import Select, run_cases
 from harness.judge.drift import format_drift
 from harness.judge.known_issues import KnownIssues, layered, project_known_issues, shown
@@ -28,6 +29,7 @@ from harness.model.case import OUTPUTS, Case
 from harness.model.loader import case_files, load_cases
 from harness.model.shard import case_macs, parse_shard, shard
 from harness.model.yamlmap import InputError
+from harness.numerics.relations import RelationError, parse_relations
 
 DEFAULT_CASES = "cases"
 
@@ -131,11 +133,13 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
     targets = resolve_targets(backends, args.device)
     if not targets:
         raise UsageError(f"no backend can run on device '{args.device}'")
+    requirements, plan = relation_options(args)
     out = Path(args.out)
     sink = JsonlSink(out / "results.jsonl")
     records: list[Record] = []
     select, sampled = compiled_sample(cases, [b for b, _ in targets], args.compiled_sample)
-    progress = Progress({f"{b}-{d}": sum(1 + len(c.gradient_outputs) for c in cases if select is None or select(b, c))
+    progress = Progress({f"{b}-{d}": sum(1 + len(c.gradient_outputs) + len(plan.for_case(c) if plan else ())
+                                         for c in cases if select is None or select(b, c))
                          for b, d in targets})
 
     def collect(rec: Record) -> None:
@@ -149,7 +153,8 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
               f"{sum(select(sampled[0], c) for c in cases) if select else len(cases)} of the {len(cases)} cases "
               "(a fixed 1/N: make test runs the smoke tier on every backend)", file=sys.stderr)
     try:
-        info = run_cases(cases, targets, collect, Verdicts(known), timeout=args.timeout, jobs=args.jobs, select=select)
+        info = run_cases(cases, targets, collect, Verdicts(known), timeout=args.timeout, jobs=args.jobs, select=select,
+                         relations=plan)
     finally:
         sink.close()
         progress.close()
@@ -167,7 +172,37 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
     problems = format_problems(summary)
     if problems:
         print(problems)
-    return exit_status(summary)
+    return max(exit_status(summary), gate(records, summary, requirements))
+
+
+def relation_options(args: argparse.Namespace) -> tuple[list[tuple[str, tuple[str, ...]]], RelationPlan | None]:
+    """--require's requirements, and the relations to judge: --relations and every relation --require names,
+    on the fixed 1/N sample of --relations-sample (None: no relation)."""
+    from reports.properties import RequirementError, parse_requirements
+
+    try:
+        requirements = parse_requirements(args.require)
+        names = parse_relations(args.relations) if args.relations else ()
+    except (RequirementError, RelationError) as exc:
+        raise UsageError(str(exc)) from None
+    names = tuple(dict.fromkeys([*names, *(r for _, rels in requirements for r in rels)]))
+    if not names:
+        return requirements, None
+    n = args.relations_sample
+    return requirements, RelationPlan(tuple(n_ for n_ in parse_relations("all") if n_ in names),
+                                      None if n <= 1 else (lambda case: in_sample(case, n)))
+
+
+def gate(records: list[Record], summary: dict, requirements: list[tuple[str, tuple[str, ...]]]) -> int:
+    """--require: 1 with one line per requirement the run's property table does not meet (reports/properties.py)."""
+    if not requirements:
+        return 0
+    from reports.properties import properties, unmet
+
+    lines = unmet(properties(records), requirements)
+    for line in lines:
+        print(line)
+    return 1 if lines else 0
 
 
 def jobs_arg(text: str) -> int:
@@ -272,11 +307,23 @@ def build_parser() -> argparse.ArgumentParser:
                           f"{SAMPLE_MAX_MACS // 10**6} M multiply-adds (default 1: every case; `make run` uses 16)")
     run.add_argument("--gradients", action="store_true",
                      help="also judge grad_input, grad_weight, grad_bias of every case (as if gradients: true)")
+    run.add_argument("--relations", metavar="LIST", help="also judge these metamorphic relations, comma-separated, or "
+                     "all: determinism, batch, threads, layout, scaling, adjoint, subnormal (records output "
+                     "relation:<name>; DIR/properties.json)")
+    run.add_argument("--relations-sample", type=positive_int, default=1, metavar="N",
+                     help="judge the relations on a fixed 1/N of the cases only (the same hash as --compiled-sample; "
+                          "`make run` uses 32)")
+    run.add_argument("--require", action="append", default=[], metavar="LEVEL:RELATIONS",
+                     help="fail (exit 1) unless every target and dtype has this property, e.g. bitwise:batch,determinism "
+                          "or within_bound:all (LEVEL bitwise or within_bound; implies --relations for them; repeatable)")
     val = sub.add_parser("validate", help="check case files and known-issues files (recognised by their issues: list)")
     val.add_argument("paths", nargs="+", help="case files, known-issues files or directories")
     val.add_argument("--backends", help="one-off adapters a known-issues file names (module:Class or name=module:Class)")
-    be = sub.add_parser("backends", help="list backends, versions, devices, and why one is unavailable")
+    be = sub.add_parser("backends", help="list backends, versions, devices, and why one is unavailable "
+                        "(from metadata; --live starts their workers)")
     be.add_argument("--backends", help="only these backends (names, module:Class or name=module:Class)")
+    be.add_argument("--live", action="store_true", help="start a worker per backend and device: the version the "
+                    "framework reports, the devices usable here, host facts, setup errors (imports every framework)")
     be.add_argument("--capabilities", action="store_true", help="print what each adapter supports natively")
     be.add_argument("--probe", action="store_true",
                     help="measure it: one tiny case per capability cell (cached per framework version)")
