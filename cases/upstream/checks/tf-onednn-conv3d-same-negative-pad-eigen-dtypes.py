@@ -1,31 +1,9 @@
 """With oneDNN on, tf.nn.conv3d SAME in float64 (and half types oneDNN does not take) still reads shifted windows when the stride exceeds the kernel by 2 or more
 
-Project: tensorflow/tensorflow (https://github.com/tensorflow/tensorflow/issues)
-Upstream: none found
-Related: https://github.com/tensorflow/tensorflow/issues/14601 (the same for Conv2D, fixed by the Eigen update in https://github.com/tensorflow/tensorflow/pull/16705)
-Checked: 2026-11-28, tensorflow-cpu 2.21.0, searched tensorflow/tensorflow issues for "conv3d SAME padding stride larger than kernel wrong result CPU", "CuboidConvolution negative padding stride greater than kernel", "Conv3D float64 SAME stride"
-
-What happens: with oneDNN on, TensorFlow's float32 Conv3D runs oneDNN and is right, but float64 (which oneDNN
-never takes) and float16/bfloat16 on CPUs where IsDataTypeSupportedByOneDNNOnThisCPU rejects them run
-TensorFlow's own Conv3D kernel, which with padding="SAME" reads its windows too late wherever the stride
-exceeds the kernel enough that pad_total = (out - 1) * stride + kernel - in <= -2: on this host (oneDNN on),
-15 of the 120 single-axis H geometries (kernel 1-3, stride 1-5, length 1-8) are wrong in float64, exactly
-those with pad_total <= -2, each the SAME result with a top padding of trunc(pad_total / 2); float32 0 of
-360. float16 and bfloat16 are right here (this CPU has AVX512_FP16 and AVX512_BF16, so oneDNN takes them);
-with TF_ENABLE_ONEDNN_OPTS=0 every dtype shows the same 15 (45 of 360 over D, H and W in float32).
-
-Expected: TensorFlow's SAME rule: pad_total = max((ceil(in / stride) - 1) * stride + (kernel - 1) * dilation + 1
-- in, 0), pad_total // 2 before, the rest after. Reference: a float64 NumPy convolution padded by that rule;
-the inputs are small integers, so every result is exact in every dtype.
-
-Mechanism: consistent with the SAME top padding computed as pad_total / 2 without clamping pad_total at 0
-(C++ division truncates toward zero) in Eigen's volume-patch extraction (Eigen::TensorVolumePatchOp,
-PADDING_SAME) used by Eigen::CuboidConvolution (tensorflow/core/kernels/eigen_cuboid_convolution.h), the CPU
-Conv3D kernel for every dtype oneDNN does not run. See tensorflow#14601 for the 2-D analogue, fixed in Eigen's
-image-patch code.
-
-Host: oneDNN on: float64 on every CPU; float16 / bfloat16 where IsDataTypeSupportedByOneDNNOnThisCPU is false.
-(With oneDNN off every dtype is affected: the tf-cpu-conv3d-same-negative-pad report.)
+Measures tf.nn.conv3d SAME over single-axis shapes (kernel 1-3, stride 1-5, length 1-8) in float32, float64, float16
+and bfloat16 against a NumPy SAME reference, with the oneDNN state and which types TF hands to oneDNN on this CPU: how
+many are wrong, whether exactly those with pad_total <= -2, and whether a top padding of trunc(pad_total / 2) explains
+each. Exits 1 where a shape is wrong.
 """
 import os
 import re
@@ -102,8 +80,9 @@ for dtype in DTYPES:
                 continue
             break
     if total:
-        print(f"{dtype:8s}: {bad}/{total} single-axis shapes wrong; 'wrong exactly when pad_total <= -2' broken by "
-              f"{off_rule}; wrong ones not explained by a top padding of trunc(pad_total / 2): {not_shift}")
+        print(f"{dtype:8s}: {bad}/{total} single-axis shapes wrong; shapes where 'wrong' and "
+              f"'pad_total <= -2' disagree: {off_rule}; wrong ones a top padding of trunc(pad_total / 2) does not "
+              f"explain: {not_shift}")
     if bad:
         shown.append(dtype)
 

@@ -1,31 +1,9 @@
 """keras.layers.Conv3D(padding="same") on the TensorFlow backend reads shifted windows when the stride exceeds the kernel by 2 or more (TensorFlow's CPU Conv3D)
 
-Project: tensorflow/tensorflow (https://github.com/tensorflow/tensorflow/issues)
-Upstream: none found
-Related: https://github.com/tensorflow/tensorflow/issues/14601 (the same for Conv2D, fixed by the Eigen update in https://github.com/tensorflow/tensorflow/pull/16705)
-Checked: 2026-11-28, tensorflow-cpu 2.21.0, keras 3.15.1, searched tensorflow/tensorflow and keras-team/keras issues for "conv3d SAME padding stride larger than kernel wrong result CPU", "Conv3D padding same strides wrong values", "CuboidConvolution negative padding"
-
-What happens: keras.layers.Conv3D(1, 1, strides=(1, 3, 1), padding="same", use_bias=False) with a kernel of
-1 over an input whose H axis is [1, 2, 3] should return 1 (TensorFlow's SAME rule: pad_total = -2, clamped to
-0); with oneDNN off it returns 2. Over the 120 H-axis geometries with kernel 1-3, stride 1-5 and length 1-8,
-keras.ops.conv (what the layer calls) is wrong for 15 in float32 with oneDNN off, exactly those with
-pad_total = (out - 1) * stride + kernel - in <= -2, each the SAME result with a top padding of
-trunc(pad_total / 2); in float64 for the same 15 even with oneDNN on. data_format="channels_first" is right
-(Keras compiles NCDHW convolutions with XLA). The defect is TensorFlow's CPU Conv3D kernel, reached through
-tf.nn.convolution.
-
-Expected: TensorFlow's (and Keras') SAME rule: pad_total = max((ceil(in / stride) - 1) * stride + kernel - in,
-0), pad_total // 2 before. Reference: a float64 NumPy convolution padded by that rule; small-integer inputs,
-so every result is exact.
-
-Mechanism: Keras' TensorFlow conv() (keras/src/backend/tensorflow/nn.py) calls tf.nn.convolution for NDHWC,
-which runs TensorFlow's own Conv3D kernel where oneDNN does not take the op: Eigen::CuboidConvolution
-(tensorflow/core/kernels/eigen_cuboid_convolution.h), whose volume-patch extraction computes the SAME top
-padding as pad_total / 2 without clamping pad_total at 0 (C++ division truncates toward zero), as the 2-D
-code did before tensorflow#14601 was fixed.
-
-Host: oneDNN off (TF_ENABLE_ONEDNN_OPTS=0, or by default on CPUs without AVX-512 VNNI/BF16/AMX) for every
-dtype; with oneDNN on, float64 (and half types where IsDataTypeSupportedByOneDNNOnThisCPU is false).
+Measures Keras Conv3D(strides=(1, 3, 1), padding='same') over H = [1, 2, 3] (channels_last and channels_first), then
+keras.ops.conv over 120 H-axis shapes (kernel 1-3, stride 1-5, length 1-8) in float32 and float64 against a NumPy SAME
+reference: how many are wrong, whether exactly those with pad_total <= -2, and whether a top padding of
+trunc(pad_total / 2) explains each. Exits 1 where a shape is wrong.
 """
 import os
 import re
@@ -82,8 +60,9 @@ for dtype in ("float32", "float64"):
                 bad += wrong
                 off_rule += wrong != (pad_total <= -2)
                 not_shift += wrong and not np.array_equal(y, same_1d(n, k, s, int(pad_total / 2)))
-    print(f"keras.ops.conv {dtype}, channels_last: {bad}/120 H-axis shapes wrong; 'wrong exactly when pad_total <= -2' "
-          f"broken by {off_rule}; wrong ones not explained by a top padding of trunc(pad_total / 2): {not_shift}")
+    print(f"keras.ops.conv {dtype}, channels_last: {bad}/120 H-axis shapes wrong; shapes where 'wrong' and "
+          f"'pad_total <= -2' disagree: {off_rule}; wrong ones a top padding of trunc(pad_total / 2) does not explain: "
+          f"{not_shift}")
     if bad:
         shown.append(dtype)
 
