@@ -36,6 +36,7 @@ UPSTREAM_FIELDS = ("kind", "root", "component", "searched", "latest", "ask")
 _REPO = r"[\w.-]+/[\w.-]+"
 _ID = r"[a-z0-9][a-z0-9._-]*"
 _DATE = r"\d{4}-\d{2}-\d{2}"
+_WHERE = r"(?:[\w.-]+/)+[\w.-]+"  # a tracker: owner/repo, or host/owner/repo
 
 
 @dataclass(frozen=True)
@@ -112,9 +113,9 @@ def load_upstream_fields(path: str, raw: LineMap) -> dict[str, Any]:
             raise InputError(path, _where(raw, "searched"), "searched", "must be a non-empty list of strings")
         lines = getattr(searched, "lines", [])
         for i, item in enumerate(searched):
-            if not isinstance(item, str) or not re.match(r"(?:[\w.-]+/)+[\w.-]+: \S", item):
+            if not isinstance(item, str) or not re.match(rf"{_WHERE}(?:(?:,| and) {_WHERE})*: \S", item):
                 raise InputError(path, lines[i] if i < len(lines) else _where(raw, "searched"), f"searched[{i}]",
-                                 "must read 'owner/repo: what was searched'")
+                                 "must read 'owner/repo: what was searched' (several trackers: 'a/b and c/d: ...')")
         out["searched"] = tuple(searched)
     latest = _mapping(path, raw, "latest", ("version", "result", "date"), ("note",))
     if latest is not None:
