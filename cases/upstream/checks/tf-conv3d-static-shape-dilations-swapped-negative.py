@@ -1,27 +1,7 @@
 """tf.function refuses a valid dilated tf.nn.conv3d ("Negative dimension size") because Conv3D shape inference swaps the H and W dilations
 
-Project: tensorflow/tensorflow (https://github.com/tensorflow/tensorflow/issues)
-Upstream: none found
-Related: https://github.com/tensorflow/tensorflow/issues/113318 (conv1d NCW dilation: tf.function fails, eager works; another shape path); https://github.com/tensorflow/tensorflow/issues/113319 (the reverse: a dilated filter larger than the input)
-Checked: 2026-11-28, tensorflow-cpu 2.21.0, searched tensorflow/tensorflow issues for "Conv3DShape dilation_rows dilation_cols swapped", "conv3d dilations tf.function Negative dimension size eager works", "conv3d shape inference dilations"
-
-What happens: tf.nn.conv3d over a (1, 3, 3, 2, 2) NDHWC input with a (2, 2, 1) kernel, VALID, dilations
-[1, 1, 1, 3, 1] (H 1, W 3; the W kernel is 1 long, so the W dilation changes nothing) is a valid convolution
-with output (1, 2, 2, 2, 3). Traced by tf.function (or tf.autograph, tf2onnx, the TFLite converter, XLA) it
-fails before anything runs: "Negative dimension size caused by subtracting 4 from 3": shape inference
-applied the W dilation 3 to the H kernel (extent 1 + (2 - 1) * 3 = 4 > 3). Eager execution runs it and returns
-(1, 2, 2, 2, 3) where the CPU kernel accepts dilation (oneDNN on).
-
-Expected: each axis uses its own dilation, as the tf.nn.conv3d documentation states ("[1, d_depth, d_height,
-d_width, 1]") and the kernels compute: output (1, 2, 2, 2, 3), the same traced as eager.
-
-Mechanism: tensorflow/core/framework/common_shape_fns.cc Conv3DShape reads dilation_cols = dilations[2];
-dilation_rows = dilations[3] for NDHWC (dilations[3] / dilations[4] for NCDHW): H and W swapped. Where the
-swapped extent still fits, the trace succeeds with a wrong static shape (the companion report
-tf-conv3d-static-shape-dilations-swapped); here it does not fit, so every graph-mode path refuses the model.
-
-Host: any (the failure is in shape inference; no kernel runs). Without oneDNN the CPU Conv3D kernel also
-refuses dilation above 1 at run time, a separate known limitation, so eager is shown only where it runs.
+Measures a valid conv3d (input 3x3x2, kernel 2x2x1, dilations 1x1x3) eagerly (where the CPU kernel takes a dilation)
+and traced in a tf.function. Exits 1 where the trace refuses it.
 """
 import os
 import re
