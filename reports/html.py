@@ -19,6 +19,7 @@ import markupsafe
 from harness.execution.records import Record
 from reports.model import STATUS_CODE, STATUS_ORDER, Report, build_report, ratio_text
 from reports.overview import UNEXPECTED_NAMED
+from reports.payload import MESSAGE
 
 TEMPLATES = Path(__file__).parent / "templates"
 DEFAULT_KNOWN = Path("cases") / "known_issues.yaml"
@@ -36,7 +37,8 @@ def environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.globals.update(inf=math.inf, STATUS_CODE=STATUS_CODE, STATUS_ORDER=STATUS_ORDER, UNEXPECTED_NAMED=UNEXPECTED_NAMED)
+    env.globals.update(inf=math.inf, STATUS_CODE=STATUS_CODE, STATUS_ORDER=STATUS_ORDER, UNEXPECTED_NAMED=UNEXPECTED_NAMED,
+                       MESSAGE=MESSAGE)
     env.filters["num"] = _num
     env.filters["ratio"] = ratio_text
     return env

@@ -12,10 +12,12 @@ encoded, so the page stays one file that works offline:
 The index rows (keys of `index()`):
   s   strings; every other string field is an index into it
   g   per group: [target, status, family, first result, results, unexpected results, search text,
-      backend, device, op, output, why unsupported]; the page holds the headers of the findings, the
-      script builds those of the unsupported groups (most of the groups of a run) when they are asked for
+      backend, device, op, output, why unsupported, diagnosis]; the page holds the headers of the findings,
+      the script builds those of the unsupported groups (most of the groups of a run) when they are asked for,
+      and the first screen's list of unexpected results as the filters narrow it
   r   per result: [file, case id, output, error/bound (3 digits, or null), flags, matrix row, tags ("|"-joined),
-      message (first line)]; flags: 1 unexpected, 2 new since the baseline, 4 non-finite output
+      message (first line)]; flags: 1 unexpected, 2 new since the baseline, 4 non-finite output, 8 an error
+      the adapter's code raised, 16 an internal error of convdiff (Record.error_origin)
   c   the first result of each detail chunk
   k   status classes, {name: [statuses]} (reports.overview.CLASSES)
 """
@@ -35,6 +37,7 @@ from reports.overview import CLASSES
 CHUNK = 256_000  # characters of detail HTML per chunk: one chunk decodes in a few ms; fewer chunks compress better
 MESSAGE = 160    # characters of a result's message the list shows (the panel has all of it)
 UNSUPPORTED = 200  # characters of an unsupported group's reason its header shows
+ORIGIN_FLAGS = {"adapter": 8, "convdiff": 16}  # whose an `error` is, in a result's flags
 
 
 def pack(obj: Any) -> str:
@@ -74,10 +77,12 @@ def index(report: Report) -> dict[str, Any]:
         search = " ".join(x for x in (f.diagnosis, f.known_issue) if x).lower()
         groups.append([s(f.target), s(f.status), s(f.family), f.members[0].key if f.members else len(rows),
                        len(f.members), f.unexpected, s(search), s(f.backend), s(f.device), s(f.op), s(f.output),
-                       s((f.known_issue or "")[:UNSUPPORTED] if f.status == "unsupported" else "")])
+                       s((f.known_issue or "")[:UNSUPPORTED] if f.status == "unsupported" else ""),
+                       s(f.diagnosis or "")])
         for m in f.members:
             r = m.rec
-            flags = (1 if r.unexpected else 0) | (2 if m.new else 0) | (4 if math.isinf(m.severity) else 0)
+            flags = ((1 if r.unexpected else 0) | (2 if m.new else 0) | (4 if math.isinf(m.severity) else 0)
+                     | ORIGIN_FLAGS.get(r.error_origin or "", 0))
             message = (r.message.splitlines() or [""])[0][:MESSAGE]
             rows.append([s(r.file), s(r.case_id), s(r.output), _ratio(m.severity) if f.cls == 0 else None, flags,
                          s(m.row), s("|".join(m.tags)), s(message)])

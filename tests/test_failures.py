@@ -46,11 +46,12 @@ def test_out_of_memory_is_a_crash_with_what_was_asked_and_the_case_size() -> Non
     for exc in (raised(FaultBackend("oom").run, CASE, inputs, "cpu"),  # wrapped in Rejected
                 MemoryError("Unable to allocate 51.9 GiB for an array with shape (7, 1 << 30)")):
         got = failure(exc, FaultBackend("oom"), CASE, inputs, 0.0)
-        assert got["status"] == "crash" and got["message"].startswith("out of memory: MemoryError: Unable to allocate")
         # x 2*5*5*4 = 200 B, w 3*2*3*3*4 = 216 B, the output 3*3*3*4 = 108 B: 524 B in all
-        assert got["message"].endswith("the case's own arrays are 524 B in all (x 200 B, w 216 B, output 108 B)")
+        assert got["status"] == "crash" and got["message"].startswith(
+            "out of memory on a case whose own arrays are 524 B in all (x 200 B, w 216 B, output 108 B): "
+            "MemoryError: Unable to allocate ")
     plain = failure(Rejected("ValueError: groups must divide"), FaultBackend("oom"), CASE, inputs, 0.0)
-    assert plain == {"status": "rejected", "message": "ValueError: groups must divide", "duration_s": 0.0}
+    assert (plain["status"], plain["message"]) == ("rejected", "ValueError: groups must divide")
 
 
 def test_the_console_says_whose_error_and_where(tmp_path, capsys) -> None:

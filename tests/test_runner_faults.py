@@ -23,7 +23,7 @@ EXPECTED = {
     "hang": ("timeout", "no result after"),
     "exception": ("error", "injected fault: adapter raised (raised in the adapter's code, at "),
     # a resource blow-up is a failure, never a refusal, though the adapter wrapped it in Rejected
-    "oom": ("crash", "out of memory: MemoryError: Unable to allocate 4.00 EiB"),
+    "oom": ("crash", "MemoryError: Unable to allocate 4.00 EiB"),
     "wrong_shape": ("shape_mismatch", "output shape"),
     "nan": ("mismatch", "NaN"),
 }

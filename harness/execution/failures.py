@@ -110,9 +110,9 @@ def failure(exc: BaseException, backend: Any, case: Case, inputs: Inputs | None,
     oom = out_of_memory(exc)
     if oom is not None:
         return {"status": "crash", "duration_s": elapsed,
-                "message": f"out of memory: {first_line(oom)}; the case's own arrays are {case_arrays(case, inputs)}"}
+                "message": f"out of memory on a case whose own arrays are {case_arrays(case, inputs)}: {first_line(oom)}"}
     if isinstance(exc, Rejected):
-        return {"status": "rejected", "message": str(exc), "duration_s": elapsed}
+        return {"status": "rejected", "message": str(exc), "duration_s": elapsed, "path": getattr(exc, "path", "")}
     if isinstance(exc, RememberedCrash):  # the build that kills the worker is not run again (backends/artifacts.py)
         return {"status": "crash", "message": str(exc), "duration_s": elapsed}
     origin, where = origin_of(exc, backend)

@@ -93,7 +93,51 @@
     if (uns && st.s === "unsupported" && !uns.open) uns.open = true;
     $("#shown").textContent = shown.toLocaleString("en-US");
     $("#shown-g").textContent = groups.toLocaleString("en-US");
+    listUnexpected(st);
     for (const c of $$("table.matrix td.sel")) c.classList.remove("sel");
+  }
+
+  // ---- the first screen's unexpected results, as the filters narrow them ------------------------------------
+  function unexpectedItem(k) {  // the markup report.html.j2 writes for one (#unexpected li)
+    const r = R[k], g = G[rowGroup[k]], li = document.createElement("li"), a = document.createElement("a");
+    li.title = S[r[7]];  // the message's first line: an item is cut to one line
+    a.href = "#r=" + k; a.className = "mono";
+    a.textContent = S[r[0]] + "::" + S[r[1]] + (S[r[2]] !== "out" ? " [" + S[r[2]] + "]" : "");
+    const st = document.createElement("span");
+    st.className = "st st-" + S[g[1]];
+    st.textContent = S[g[1]] + (r[4] & 8 ? " (adapter)" : r[4] & 16 ? " (convdiff)" : "");
+    li.append(a, " " + S[g[0]] + " ", st);
+    if (r[4] & 4) li.append(" non-finite output");
+    else if (r[3] !== null) li.append(" " + fmt(r[3]) + " x bound");
+    if (S[g[12]]) { const c = document.createElement("code"); c.textContent = S[g[12]]; li.append(" · diagnosis ", c); }
+    else if (r[3] === null && !(r[4] & 4)) {
+      const m = document.createElement("span"); m.className = "muted"; m.textContent = S[r[7]]; li.append(" ", m);
+    }
+    return li;
+  }
+  function listUnexpected(st) {
+    const ol = $("#unexpected ol.unexp");
+    if (!ol || !R) return;
+    const limit = +ol.dataset.limit, keys = [];
+    let n = 0, all = 0;
+    for (let k = 0; k < R.length; k++) {
+      if (!(R[k][4] & 1)) continue;
+      all++;
+      if (!matched[k]) continue;
+      n++;
+      if (keys.length < limit) keys.push(k);
+    }
+    const narrowed = KEYS.some(k => st[k] && k !== "u");  // "unexpected only" narrows nothing here
+    $("#unexp-n").textContent = (narrowed ? n.toLocaleString("en-US") + " of " : "") + all.toLocaleString("en-US") +
+      " unexpected result(s)" + (narrowed ? " in this view" : "");
+    const more = $("#unexp-more");
+    more.replaceChildren();
+    if (n > limit) {
+      const a = document.createElement("a");
+      a.href = "#" + hashOf({...st, u: "1"}); a.textContent = "list them all";
+      more.append(", the first " + limit + " (", a, ")");
+    }
+    ol.replaceChildren(...keys.map(unexpectedItem));
   }
 
   // ---- unsupported groups: headers built from the index when the section is first opened ----------------
