@@ -100,12 +100,24 @@ class ExecutorchBase(Backend):
                 return f"{module} is not installed (pip install 'convdiff[executorch]')"
         return None
 
+    threads: int | None = None  # set_threads: the runtime's threadpool (XNNPACK's delegate runs on it)
+
+    def set_threads(self, n: int) -> None:
+        self.threads = n
+
+    def thread_count(self) -> int | None:
+        return runtime.threads()
+
     def setup(self, device: str) -> None:
         import torch
         from executorch.runtime import Runtime
 
         self.torch = torch
         self.runtime = Runtime.get()
+        if self.threads:
+            from executorch.extension.pybindings import portable_lib
+
+            portable_lib._unsafe_reset_threadpool(self.threads)
         self.cache = ArtifactCache(self.kind)
         self.batches = Batches(self.cache, self.kind, self.delegate)
         self.salt = {"executorch": version_of("executorch"), "torch": str(torch.__version__),

@@ -103,7 +103,19 @@ class IreeBackend(Backend):
     def version(self) -> str:
         return versions()["iree-base-compiler"]
 
+    threads: int | None = None  # set_threads: the local-task driver's topology, --task_topology_group_count
+
+    def set_threads(self, n: int) -> None:
+        self.threads = n
+
+    def thread_count(self) -> int | None:
+        return self.threads  # None: IREE's default topology (a group per physical core), which it does not report
+
     def setup(self, device: str) -> None:
+        if self.threads:  # the runtime's flags, read when the local-task driver first makes its device
+            import iree.runtime as rt
+
+            rt.flags.parse_flags(f"--task_topology_group_count={self.threads}")
         self.versions = versions()
         self.modules = Modules()
         self.cache = ArtifactCache("iree")  # backends/artifacts.py: module.vmfb + meta.json, or the refusal

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from backends.artifacts import cache_base
-from backends.base import Backend, Capabilities, HostFact, Output, Rejected, first_line
+from backends.base import Backend, Capabilities, HostFact, Output, Rejected, Unsupported, first_line
 from backends.jax import epilogue as jax_epilogue
 from harness.model.case import Case
 from harness.numerics.inputs import NUMPY_DTYPES, Inputs
@@ -189,6 +189,20 @@ class JaxBackend(Backend):
             return ("output_padding >= max(stride, dilation) cannot be posed to JAX: lax.conv_transpose has no "
                     "output_padding (it is folded into the padding, where any value is a valid convolution)")
         return None
+
+    def set_threads(self, n: int) -> None:
+        """XLA's CPU client sizes its intra-op pool from the cores it may use; its flags can only make the
+        convolution single-threaded (Eigen's pool off), read when the client starts (after setup)."""
+        if n != 1:
+            raise Unsupported(f"{self.name}: XLA's CPU thread pool follows the cores; only 1 thread can be set "
+                              "(XLA_FLAGS --xla_cpu_multi_thread_eigen=false)")
+        flags = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+        os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {flags}".strip()
+
+    def thread_count(self) -> int | None:
+        if "--xla_cpu_multi_thread_eigen=false" in os.environ.get("XLA_FLAGS", ""):
+            return 1
+        return xla_pool_threads() or None  # counted once host_facts ran a convolution
 
     def setup(self, device: str) -> None:
         import jax

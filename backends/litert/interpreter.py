@@ -223,7 +223,17 @@ class LiteRtBackend(Backend):
             raise Rejected(files)
         return files["model.tflite"], json.loads(files["meta.json"]), "converted" if how == "built" else how
 
+    threads: int | None = None  # set_threads: Interpreter(num_threads=...), XNNPACK's threadpool (default 1)
+
+    def set_threads(self, n: int) -> None:
+        self.threads = n
+
+    def thread_count(self) -> int | None:
+        return self.threads or 1
+
     def interpreter(self, model: bytes) -> Any:
+        if self.threads:
+            return self.litert.Interpreter(model_content=model, num_threads=self.threads)
         return self.litert.Interpreter(model_content=model)
 
     def run(self, case: Case, inputs: Inputs, device: str) -> Output:
@@ -293,5 +303,5 @@ class LiteRtRefBackend(LiteRtBackend):
                         "experimental_op_resolver_type=OpResolverType.BUILTIN_REF)  # reference kernels, no delegate")
 
     def interpreter(self, model: bytes) -> Any:
-        return self.litert.Interpreter(model_content=model,
+        return self.litert.Interpreter(model_content=model, num_threads=self.threads or 1,
                                        experimental_op_resolver_type=self.litert.OpResolverType.BUILTIN_REF)

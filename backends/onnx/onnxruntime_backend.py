@@ -63,6 +63,14 @@ class OrtBase(Backend):
         """(module, extra) pairs a converter path needs besides onnx and onnxruntime."""
         return ()
 
+    threads: int | None = None  # set_threads: SessionOptions.intra_op_num_threads of every session
+
+    def set_threads(self, n: int) -> None:
+        self.threads = n
+
+    def thread_count(self) -> int | None:
+        return self.threads  # None: ORT's default (one intra-op thread per physical core), which it does not report
+
     def setup(self, device: str) -> None:
         import onnxruntime as ort
 
@@ -116,6 +124,9 @@ class OrtBase(Backend):
         """One InferenceSession on the serialized model, default options (or `options`, a SessionOptions),
         x fed to its first input and `more` (e.g. an epilogue's residuals) to the next ones in order;
         the first output and its dtype."""
+        if self.threads:
+            options = options or self.ort.SessionOptions()
+            options.intra_op_num_threads = self.threads
         try:
             sess = self.ort.InferenceSession(model, sess_options=options, providers=[PROVIDERS[device]])
             y = sess.run(None, {i.name: a for i, a in zip(sess.get_inputs(), (x, *more))})[0]

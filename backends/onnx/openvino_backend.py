@@ -63,11 +63,21 @@ class OpenVinoBackend(Backend):
                 return f"{module} is not installed (pip install 'convdiff[openvino]')"
         return None
 
+    threads: int | None = None  # set_threads: the CPU plugin's INFERENCE_NUM_THREADS
+
+    def set_threads(self, n: int) -> None:
+        self.threads = n
+
+    def thread_count(self) -> int | None:
+        return int(self.core.get_property("CPU", "INFERENCE_NUM_THREADS")) or None  # 0: the plugin decides
+
     def setup(self, device: str) -> None:
         import openvino as ov
 
         self.ov = ov
         self.core = ov.Core()
+        if self.threads:  # every compile_model on the CPU plugin after this
+            self.core.set_property("CPU", {"INFERENCE_NUM_THREADS": self.threads})
         self._precision: str | None = None
         cache = compile_cache_dir(self.core, ov.__version__)
         if cache is not None:

@@ -82,6 +82,14 @@ class PaddleBackend(Backend):
     epilogue_ops = paddle_epilogue.PADDLE_EPILOGUE_OPS
     capabilities = Capabilities(output_padding="native", **PADDLE_CAPS)
 
+    threads: int | None = None
+
+    def set_threads(self, n: int) -> None:
+        self.threads = n
+
+    def thread_count(self) -> int | None:
+        return int(self.paddle.get_flags(["FLAGS_paddle_num_threads"])["FLAGS_paddle_num_threads"])
+
     def setup(self, device: str) -> None:
         os.environ.setdefault("GLOG_minloglevel", "2")  # silence glog before the import reads it
         warnings.filterwarnings("ignore", module=r"paddle\..*")  # e.g. the ccache notice on import
@@ -89,6 +97,9 @@ class PaddleBackend(Backend):
 
         paddle.disable_signal_handler()  # a segfault must kill the worker plainly: the runner reports it
         self.paddle = paddle
+        if self.threads:  # the CPU math library's threads (oneDNN, MKL): FLAGS_paddle_num_threads, default 1
+            paddle.base.core.set_num_threads(self.threads)
+            paddle.set_flags({"FLAGS_paddle_num_threads": self.threads})
         self._kernels: dict[str, set[tuple[str, str]]] = {}
         if device == "cuda" and self.device_reason("cuda") is None:
             paddle.set_device("gpu")

@@ -141,7 +141,20 @@ class PaddleInferenceBackend(Backend):
         cfg.disable_gpu()
         cfg.switch_ir_optim(True)
         cfg.disable_glog_info()
+        if self.threads:
+            cfg.set_cpu_math_library_num_threads(self.threads)
         return cfg
+
+    threads: int | None = None  # set_threads: Config.set_cpu_math_library_num_threads (the predictor's default: 1)
+
+    def set_threads(self, n: int) -> None:
+        self.threads = n
+
+    def thread_count(self) -> int | None:
+        cfg = self.inference.Config()
+        if self.threads:
+            cfg.set_cpu_math_library_num_threads(self.threads)
+        return int(cfg.cpu_math_library_num_threads())
 
     def onednn_default(self) -> bool:
         """Whether a default CPU Config runs oneDNN (read from Paddle, not assumed)."""

@@ -36,6 +36,7 @@ from backends.base import Backend, Capabilities, HostFact, Output, Rejected, Uns
 from backends.int8_probe import pair_sums
 from backends.torch.eager import TorchBackend, invalid_padding_reason
 from backends.torch.onednn_probe import int8_conv_isa
+from backends.torch.threads import TorchThreads
 from harness.model.case import QUANT_DTYPES, Case
 from harness.numerics.inputs import Inputs
 
@@ -46,7 +47,7 @@ QUINT8_ONLY = {"x86": "get_x86_backend_config", "fbgemm": "get_fbgemm_backend_co
                "onednn": "get_onednn_backend_config"}
 
 
-class TorchAoBackend(Backend):
+class TorchAoBackend(TorchThreads, Backend):
     framework = "torch"
     preload = TorchBackend.preload  # as torch (one zygote for both)
     devices = ("cpu",)
@@ -64,6 +65,7 @@ class TorchAoBackend(Backend):
         import torch
 
         self.torch = torch
+        self.apply_threads()
         engines = list(torch.backends.quantized.supported_engines)
         if self.engine not in engines:
             raise RuntimeError(f"quantized engine {self.engine!r} is not in this torch build's "

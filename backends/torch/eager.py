@@ -17,6 +17,7 @@ import numpy as np
 
 from backends.base import Backend, Capabilities, HostFact, Output, Rejected, first_line
 from backends.torch import epilogue as torch_epilogue
+from backends.torch.threads import TorchThreads
 from harness.model.case import EPILOGUE_OPS, Case
 from harness.numerics.inputs import Inputs
 
@@ -57,7 +58,7 @@ def invalid_padding_reason(case: Case) -> str | None:
 TORCH_TEMPLATE = ("torch", "torch.fx.experimental.symbolic_shapes")
 
 
-class TorchBackend(Backend):
+class TorchBackend(TorchThreads, Backend):
     name = "torch"
     framework = "torch"
     # torch.autograd.grad imports symbolic_shapes (and sympy) on its first call: 0.45 s in each forked
@@ -75,6 +76,7 @@ class TorchBackend(Backend):
         import torch
 
         self.torch = torch
+        self.apply_threads()
         if device == "cuda" and torch.cuda.is_available():
             torch.backends.cudnn.allow_tf32 = tf32_requested()
             torch.backends.cuda.matmul.allow_tf32 = tf32_requested()

@@ -55,6 +55,7 @@ from backends.base import Backend, Capabilities, HostFact, Output, Rejected, Uns
 from backends.torch.eager import TorchBackend
 from backends.torch.inductor import TorchInductorBackend, cache_dir, isa_setting, rejection, vec_isa
 from backends.torch.onednn_probe import int8_conv_isa
+from backends.torch.threads import TorchThreads
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
 
@@ -67,7 +68,7 @@ WZP_REASON = ("torchao's X86InductorQuantizer accepts symmetric weight schemes o
               "(per_tensor_symmetric, per_channel_symmetric): no weight zero point")
 
 
-class TorchPt2eBackend(Backend):
+class TorchPt2eBackend(TorchThreads, Backend):
     """float nn.Conv2d -> torch.export -> X86InductorQuantizer (pinned qparams) -> torch.compile."""
 
     name = "torch-pt2e"
@@ -108,6 +109,7 @@ class TorchPt2eBackend(Backend):
         from backends.torch import pt2e_quantizer
 
         self.torch = torch
+        self.apply_threads()
         self.dynamo = torch._dynamo
         self.inductor_config = torch._inductor.config
         if root is None:

@@ -14,6 +14,7 @@ modules are cached on disk (see backends/tvm/cache.py), so a second run compiles
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -64,6 +65,13 @@ class TvmBase(Backend):
 
     framework = "tvm"
     distribution = "apache-tvm"
+
+    def set_threads(self, n: int) -> None:
+        # the TVM runtime reads it when its thread pool first starts (the first parallel kernel), after setup
+        os.environ["TVM_NUM_THREADS"] = str(n)
+
+    def thread_count(self) -> int | None:
+        return int(self.tvm.get_global_func("runtime.NumThreads")())
 
     def setup(self, device: str) -> None:
         import tvm

@@ -19,6 +19,16 @@ from threadpoolctl import threadpool_limits
 from harness.execution.pool import Worker, prestart, run_message
 from harness.execution.prefetch import MAX_AHEAD, Prefetch
 from harness.execution.records import Record
+from harness.execution.relation_exec import (
+    Deferred,
+    RelationPlan,
+    attach,
+    collect_variants,
+    keep_for_later,
+    prepare_relations,
+    run_deferred,
+    submit_variants,
+)
 from harness.execution.warm_pool import POOL, release
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs, make_inputs
@@ -92,8 +102,11 @@ def gradient_oracle_for(case: Case, inputs: Inputs) -> dict[str, tuple]:
 class Lane:
     """One set of warm workers (one per backend x device) working through a list of cases."""
 
-    def __init__(self, targets: Sequence[tuple[str, str]]) -> None:
+    def __init__(self, targets: Sequence[tuple[str, str]], relations: RelationPlan | None = None) -> None:
         self.workers = [POOL.take(b, d) or Worker(b, d) for b, d in targets]  # warm ones where kept (pytest)
+        self.relations = relations  # the metamorphic relations to judge (harness/execution/relation_exec.py)
+        # cases whose process relations wait for the shadow workers, per (backend, device, thread count)
+        self.deferred: dict[tuple[str, str, int | None], list[Deferred]] = {}
 
     def start(self, info: RunInfo) -> None:
         prestart([w.backend for w in self.workers if w.proc is None and not w.fresh_only])  # imports side by side
@@ -127,42 +140,57 @@ class Lane:
         for w in self.workers:
             w.await_plan()
             w.prepare(shares[w.target])
-        pending: deque[tuple[Prepared, list[Worker], int]] = deque()  # each with its input bytes
+        # each pending case with its workers, its input bytes and its relation runs (relation_exec.CaseRelations)
+        pending: deque[tuple[Prepared, list[Worker], int, Any]] = deque()
         queued = 0  # input bytes of the pending cases after the first (the one judged next)
         for prepared in (cases if isinstance(cases, Prefetch) else prefetch(cases)):
             chosen = [w for w in self.workers if select is None or select(w.backend, prepared[0])]
             runs = [w for w in chosen if w.declines(prepared[0]) is None]
             wire = run_message(prepared[0], prepared[1]) if runs else None
+            rel = prepare_relations(self.relations, *prepared[:3]) if runs else None
             for w in runs:
                 w.submit(prepared[0], prepared[1], wire)
+                if rel is not None:
+                    submit_variants(w, rel)  # right behind the case: collected in finish() in the same order
             size = input_bytes(prepared[1])
             queued += size if pending else 0
-            pending.append((prepared, chosen, size))
+            pending.append((prepared, chosen, size, rel))
             while len(pending) > PIPELINE_DEPTH or (len(pending) > 1 and queued > PIPELINE_BYTES):
-                done, workers, _ = pending.popleft()
+                done, workers, _, done_rel = pending.popleft()
                 queued -= pending[0][2]  # the next one becomes the one judged
-                self.finish(done, workers, timeout, judge, sink)
+                self.finish(done, workers, timeout, judge, sink, done_rel)
         while pending:
-            done, workers, _ = pending.popleft()
-            self.finish(done, workers, timeout, judge, sink)
+            done, workers, _, done_rel = pending.popleft()
+            self.finish(done, workers, timeout, judge, sink, done_rel)
 
     def finish(self, prepared: Prepared, workers: list[Worker], timeout: float, judge: Judge,
-               sink: Callable[[Record], None]) -> None:
+               sink: Callable[[Record], None], rel: Any = None) -> None:
+        later = self.relations.deferred if self.relations is not None else ()
         for w in workers:
-            payload = w.declines(prepared[0]) or w.collect(timeout)
+            declined = w.declines(prepared[0])
+            payload = declined or w.collect(timeout)
+            if rel is not None and declined is None:
+                payload = attach(payload, rel, collect_variants(w, rel, timeout), rel.names)
+                if later and payload["status"] == "ok":  # the process relations: after the lane (run_deferred)
+                    payload["relation_names"] = tuple(n for n in rel.names if n not in later)
+                    key = (w.backend, w.device, w.threads)
+                    self.deferred.setdefault(key, []).append(Deferred(prepared, keep_for_later(payload, rel, later), rel))
             for rec in judge(prepared[0], w, payload, prepared):
                 sink(rec)
 
     def stop(self) -> None:
-        release(self.workers)
+        workers, self.workers = self.workers, []  # once: run_cases stops the lanes before the deferred relations
+        release(workers)
 
 
 def run_cases(cases: Sequence[Case], targets: Sequence[tuple[str, str]], sink: Callable[[Record], None],
-              judge: Judge, timeout: float = 60.0, jobs: int = 1, select: Select | None = None) -> RunInfo:
+              judge: Judge, timeout: float = 60.0, jobs: int = 1, select: Select | None = None,
+              relations: RelationPlan | None = None) -> RunInfo:
     """Run every case on every target (or where `select(backend, case)` says so); `judge` turns each
-    answer into records, which go to `sink` as soon as they exist."""
+    answer into records, which go to `sink` as soon as they exist. `relations`: the metamorphic relations
+    to judge too, and on which cases (their process relations run once the lanes are done)."""
     info = RunInfo()
-    lanes = [Lane(targets) for _ in range(max(1, min(jobs, len(cases) or 1)))]
+    lanes = [Lane(targets, relations) for _ in range(max(1, min(jobs, len(cases) or 1)))]
     lock = threading.Lock()
 
     def locked_sink(rec: Record) -> None:
@@ -189,6 +217,14 @@ def run_cases(cases: Sequence[Case], targets: Sequence[tuple[str, str]], sink: C
                 t.start()
             for t in threads:
                 t.join()
+        for lane in lanes:
+            lane.stop()
+        deferred: dict[tuple[str, str, int | None], list[Deferred]] = {}
+        for lane in lanes:
+            for key, items in lane.deferred.items():
+                deferred.setdefault(key, []).extend(items)
+        if deferred and relations is not None:
+            run_deferred(deferred, relations.deferred, timeout, judge, locked_sink)
     finally:
         for p in prepared:
             p.cancel()

@@ -45,7 +45,8 @@ class WarmPool:
         healthy = (worker.proc is not None and worker.proc.poll() is None and worker.greeted and worker.reason is None
                    and not worker.inflight and worker.preparing is None and worker.restarts == 0
                    and worker.spare is None)
-        if not (self.enabled and healthy) or worker.backend.startswith("fault:"):
+        # a worker with settings of its own (a relation's thread count) is never handed to a plain run
+        if not (self.enabled and healthy) or worker.backend.startswith("fault:") or worker.env:
             return False
         self.idle.append((self.key(worker.backend, worker.device), worker))
         budget = float(os.environ.get("CONVDIFF_WARM_POOL_MB", "6144")) * 2**20

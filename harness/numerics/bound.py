@@ -114,7 +114,7 @@ def gamma(n: int, u: float) -> float:
 def accumulation_length(case: Case, output: str = "out") -> int:
     """K: the most products (or terms) summed into one element of `output`."""
     assert case.geometry is not None or output == "out"
-    if output == "out":
+    if output == "out" or output.startswith("relation:"):  # a relation compares forward outputs
         return case.accumulation_length
     if output == "grad_input":
         return (case.out_channels // max(case.groups, 1)) * math.prod(case.kernel_size)
@@ -160,8 +160,9 @@ def epilogue_bound(case: Case, trace: Trace, e: np.ndarray, m: np.ndarray) -> np
 
 
 def conv_bound(case: Case, ref: np.ndarray, scale: np.ndarray, tf32: bool = False,
-               output: str = "out") -> np.ndarray:
-    """The conv's own bound (no epilogue), per element of `output`."""
+               output: str = "out", underflow: bool = True) -> np.ndarray:
+    """The conv's own bound (no epilogue), per element of `output`; `underflow=False` leaves out the
+    n * tiny term, for data whose every product and partial sum lies on the subnormal grid."""
     if is_exact(case, scale):
         return np.zeros_like(scale)
     n = accumulation_length(case, output) + 2
@@ -172,5 +173,64 @@ def conv_bound(case: Case, ref: np.ndarray, scale: np.ndarray, tf32: bool = Fals
         allowed += UNIT_ROUNDOFF[case.dtype] * (scale + np.abs(ref))
     if tf32 and case.dtype == "float32":
         allowed += 2.0 * TF32_U * scale
-    allowed += n * _tiny(case.dtype)
+    if underflow:
+        allowed += n * _tiny(case.dtype)
     return allowed
+
+
+# ---- metamorphic relations (harness/numerics/relations.py): one target against itself --------------------
+# Each relation compares two computations A and B of the same target whose exact values are equal (or exactly
+# 2^k apart). Each is within its own forward bound of its exact value, so |A - B| is at most the sum of the two
+# bounds; `within_bound` means every element is inside it, `pass` that A and B are the same bits.
+
+
+def pair_bound(case: Case, ref: np.ndarray, scale: np.ndarray, trace: Trace | None = None,
+               rounding: str = "half_to_even") -> np.ndarray:
+    """determinism, batch, threads, layout: one exact value computed twice (again, in another batch, on
+    other threads, in the other layout), each within error_bound of it: twice the forward bound (quantized
+    cases: two units of y)."""
+    return 2.0 * error_bound(case, ref, scale, False, "out", trace, rounding)
+
+
+def scaling_bound(case: Case, ref: np.ndarray, scale: np.ndarray, k: int) -> np.ndarray:
+    """scaling: conv(2^k x, w, 2^k b) against 2^k conv(x, w, b). Where 2^k x, 2^k b and every product stay
+    normal and finite (relations.scaling_powers chooses k so), the exact values are exactly 2^k apart, so the
+    difference is the scaled computation's bound plus 2^k times the plain one's; only the n * tiny terms do
+    not scale. A kernel that scales internally (Winograd's transforms, a blocked sum) is still exact under a
+    power of two: anything beyond this bound is a kernel whose path depends on magnitude."""
+    f = 2.0 ** k
+    return conv_bound(case, f * ref, f * scale) + f * conv_bound(case, ref, scale)
+
+
+def subnormal_bound(case: Case, ref: np.ndarray, scale: np.ndarray, k: int, moved: np.ndarray | None = None,
+                    on_grid: bool = False) -> np.ndarray:
+    """subnormal: a computation on data moved into the subnormal range by a power of two 2^k against 2^k
+    times the same target's computation in the normal range (ref, scale: the latter's exact value and scale).
+
+    * on_grid (the targeted probes: small positive integers times powers of two): every product and every
+      partial sum is a multiple of the subnormal grid, so nothing underflows and the relative bound of the
+      normal-range sum holds for both: 2 * 2^k * conv_bound without its n * tiny term (0 for exact sums).
+    * otherwise (the case's own data scaled down): rounding 2^k x to the subnormal grid moves the exact value
+      by at most `moved` = |fl(2^k x) - 2^k x| (*) |w| (the oracle computes it), and each of the n roundings of
+      the scaled sum may lose up to one subnormal step: conv_bound at the scaled values, n * tiny included.
+
+    A target that flushes subnormals to zero (FTZ/DAZ) loses up to 2^emin per term: beyond this bound
+    wherever the scaled values are not themselves within n * tiny of zero."""
+    f = 2.0 ** k
+    if on_grid:
+        return 2.0 * f * conv_bound(case, ref, scale, underflow=False)
+    extra = 0.0 if moved is None else moved
+    return conv_bound(case, f * ref, f * scale) + f * conv_bound(case, ref, scale) + extra
+
+
+def adjoint_bound(y: np.ndarray, a: np.ndarray, err_a: np.ndarray, x: np.ndarray, b: np.ndarray,
+                  err_b: np.ndarray) -> float:
+    """adjoint: <y, A> against <B, x> in float64, A = conv(x, w) and B = conv_transpose(y, w) (or the other
+    way round for a transposed case) as the target computed them, each element within err_a / err_b of its
+    exact value. The exact inner products are equal (the transposed conv is the forward conv's adjoint), so
+    |<y, A> - <B, x>| <= sum |y| err_a + sum |x| err_b, plus float64's own rounding of the two dot products
+    (gamma(n) at u = 2^-53 times their sums of absolute terms)."""
+    y64, a64, x64, b64 = (np.abs(np.asarray(v, dtype=np.float64)) for v in (y, a, x, b))
+    n = max(y64.size, x64.size)
+    dots = float(np.sum(y64 * a64) + np.sum(x64 * b64))
+    return float(np.sum(y64 * err_a) + np.sum(x64 * err_b)) + gamma(n, UNIT_ROUNDOFF["float64"]) * dots

@@ -1,0 +1,117 @@
+"""Relation records: a case's relation runs (harness/execution/relation_exec.py) -> one record per relation.
+
+A record's `output` is `relation:<name>`; its status is `pass` (the two computations gave the same bits),
+`within_bound` (not the same bits, every difference inside the bound of harness/numerics/bound.py),
+`mismatch` (beyond it), `unsupported` (a run the relation needs is one the target cannot express, with its
+reason), or the status of a run that failed (rejected, error, crash, timeout). `bound_ratio` is the largest
+difference in units of the bound, `max_abs_err` the largest difference. Where the case itself gave no output,
+each relation record takes its status and its known issue, as an unrun gradient does. A failed run of a
+derived case (the case in the other layout, at batch 7, ...) takes a known issue that predicts that status
+for the derived case's forward output; a record's own known issue selects `output: relation:<name>`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from harness.execution.host import cpu_facts, merged
+from harness.execution.pool import Worker
+from harness.execution.records import Record
+from harness.judge.known_issues import KnownIssues
+from harness.model.case import Case
+from harness.numerics.inputs import Inputs
+from harness.numerics.relation_pairs import needed, outcome
+from harness.numerics.relations import output_name
+
+# how a record names a run it could not get
+RUN_NAMES = {"again": "the same input again", "second": "a second process", "layout": "the other layout",
+             "plain": "the case without bias and epilogue", "adjoint": "the adjoint partner",
+             "probe": "the normal-range probe"}
+
+
+def run_name(key: str) -> str:
+    if key in RUN_NAMES:
+        return RUN_NAMES[key]
+    for prefix, what in (("batch", "batch "), ("row", "row "), ("threads", "the thread-count worker at batch "),
+                         ("scale", "scaled by 2^"), ("probe_", "the subnormal probe ")):
+        if key.startswith(prefix):
+            return what + key[len(prefix):]
+    return key
+
+
+def relation_records(case: Case, backend: str, worker: Worker, payload: dict[str, Any], inputs: Inputs | None,
+                     oracle: tuple | None, known: KnownIssues | None, forward: Record | None) -> list[Record]:
+    """One record per relation named in `payload["relation_names"]`."""
+    return [relation_record(name, case, backend, worker, payload, inputs, oracle, known, forward)
+            for name in payload.get("relation_names") or ()]
+
+
+def relation_record(name: str, case: Case, backend: str, worker: Worker, payload: dict[str, Any],
+                    inputs: Inputs | None, oracle: tuple | None, known: KnownIssues | None,
+                    forward: Record | None) -> Record:
+    output = output_name(name)
+    params = case.params()
+    rec = Record(case_id=case.id, file=Path(case.file).name, op=case.op, params=params, backend=backend,
+                 backend_version=worker.version, device=worker.device, dtype=case.dtype, status=payload["status"],
+                 output=output, path=payload.get("path") or "")
+    host = merged(cpu_facts(), worker.host)
+    if payload["status"] != "ok":
+        rec.message = f"no relation: the case itself gave {payload['status']}: {payload.get('message', '')}".strip()
+        _known(rec, known, case, backend, host, params)
+        if forward is not None and forward.known_issue and not (rec.known_issue and rec.status in rec.known_status):
+            rec.known_issue, rec.known_status, rec.known_issue_file = (forward.known_issue, forward.known_status,
+                                                                       forward.known_issue_file)
+        return rec
+    runs, subs = payload.get("relation_runs") or {}, payload.get("relations") or {}
+    outs: dict[str, Any] = {}
+    translations = []
+    for key in needed(name, case, runs):
+        sub = payload if key == "main" else subs.get(key) or {
+            "status": "error", "origin": "convdiff", "message": f"the worker returned no {key} run"}
+        rec.duration_s += float(sub.get("duration_s", 0.0)) if key != "main" else 0.0
+        if sub["status"] != "ok":
+            rec.status, rec.message = sub["status"], f"{run_name(key)}: {sub.get('message', '')}"
+            if sub["status"] == "error":
+                rec.error_origin = sub.get("origin") or "convdiff"
+            if known is not None and key in runs and sub["status"] != "unsupported":
+                derived = runs[key].case
+                entry = known.match(derived, backend, worker.device, host, "out", None, derived.params())
+                if entry is not None and sub["status"] in entry.status:
+                    rec.known_issue, rec.known_status, rec.known_issue_file = entry.id, entry.status, entry.source
+                    return rec
+            _known(rec, known, case, backend, host, params)
+            return rec
+        outs[key] = sub["array"]
+        if key != "main" and sub.get("translation") and len(translations) < 1:
+            translations.append(f"# {run_name(key)}:\n{sub['translation']}")
+    assert inputs is not None
+    result = outcome(name, case, inputs, oracle, runs, outs, payload.get("quant_rounding", "half_to_even"))
+    rec.duration_s = round(rec.duration_s, 6)
+    rec.status = result.status
+    rec.bound_ratio = result.ratio if result.ratio != float("inf") else None
+    rec.max_abs_err = result.max_abs if result.max_abs != float("inf") else None
+    rec.rel_err = (result.max_abs / result.peak if result.peak > 0 else None) if rec.max_abs_err is not None else None
+    note = f"{payload['threads_note']}: " if name == "threads" and payload.get("threads_note") else ""
+    rec.message = note + result.message()
+    rec.diagnosis = "flush_to_zero" if result.flush_to_zero else None
+    rec.translation = "\n".join(translations) or payload.get("translation", "")
+    rec.relation = {"pairs": [{"group": p.group, "status": p.status, "ratio": _finite(p.ratio), "max_abs": _finite(p.max_abs),
+                            "differing": p.differing, "total": p.total, "detail": p.detail} for p in result.pairs]}
+    if result.facts:
+        rec.relation["subnormal"] = dict(result.facts)
+    _known(rec, known, case, backend, host, params)
+    return rec
+
+
+def _finite(v: float) -> float | None:
+    return v if v != float("inf") else None
+
+
+def _known(rec: Record, known: KnownIssues | None, case: Case, backend: str, host: dict[str, Any],
+           params: dict[str, Any]) -> None:
+    if known is None:
+        return
+    entry = known.match(case, backend, rec.device, host, rec.output, rec.error_size, params, rec.path)
+    if entry is not None:
+        rec.known_issue, rec.known_status, rec.known_issue_file = entry.id, entry.status, entry.source

@@ -1,0 +1,226 @@
+"""The metamorphic relations: their runs, bounds, records and property table, and the mutants that break one each.
+
+The truth here is independent of any framework: the float64 oracle rounded once (a correctly rounded result,
+so every relation holds bitwise for it), hand-made arrays, and the relation mutants (backends/testing/
+relation_mutants.py: NumPy only, no framework import). The one live framework check asserts what holds for a
+correct convolution on any host: the adjoint identity. Costs about 10 s (the mutants' workers are NumPy
+processes); the relations over every installed backend run in the nightly (tests/test_relations_full.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+
+import numpy as np
+import pytest
+
+from backends.testing.relation_mutants import RELATION_MUTANTS
+from harness.commands.cli import main as cli_main
+from harness.execution.records import Record
+from harness.execution.relation_exec import RelationPlan
+from harness.execution.runner import oracle_for, run_cases
+from harness.judge.verdict import Verdicts
+from harness.model.build import make_case
+from harness.numerics.bound import conv_bound, error_bound, pair_bound
+from harness.numerics.inputs import NUMPY_DTYPES, make_inputs
+from harness.numerics.oracle import reference
+from harness.numerics.relation_pairs import compare, needed, outcome
+from harness.numerics.relations import (
+    RELATIONS,
+    RelationError,
+    adjoint_partner,
+    applies,
+    min_normal_exponent,
+    parse_relations,
+    scaling_powers,
+    variants,
+)
+from reports.properties import parse_requirements, properties, unmet
+
+pytestmark = pytest.mark.xdist_group("test_relations")
+
+CONV = dict(op="conv2d", in_channels=4, out_channels=5, input_size=[7, 6], kernel_size=3, stride=2, padding=1, bias=True)
+TRANSPOSE = dict(op="conv_transpose2d", in_channels=4, out_channels=6, input_size=[4, 5], kernel_size=3, stride=2,
+                 padding=1, output_padding=1, groups=2)
+
+
+def rounded_oracle(case, inputs):
+    """A correctly rounded target: the float64 oracle rounded once to the case dtype."""
+    return np.asarray(reference(case, inputs.x, inputs.w, inputs.b, inputs.epilogue)[0]).astype(NUMPY_DTYPES[case.dtype])
+
+
+def outcomes(case, run=rounded_oracle):
+    inputs = make_inputs(case)
+    oracle = oracle_for(case, inputs)
+    runs = variants(case, inputs, oracle, RELATIONS)
+    outs = {"main": run(case, inputs), **{k: run(v.case, v.inputs) for k, v in runs.items()}}
+    return {r: outcome(r, case, inputs, oracle, runs, {k: outs[k] for k in needed(r, case, runs)})
+            for r in RELATIONS if applies(case, r)}
+
+
+def test_parse_relations():
+    assert parse_relations("all") == RELATIONS
+    assert parse_relations("layout, batch") == ("batch", "layout")  # RELATIONS order
+    with pytest.raises(RelationError, match="bogus"):
+        parse_relations("batch,bogus")
+
+
+@pytest.mark.parametrize("fields", [
+    CONV, TRANSPOSE,
+    dict(op="conv1d", in_channels=2, out_channels=4, input_size=11, kernel_size=3, dilation=2, padding="same", batch=2),
+    dict(op="conv3d", in_channels=2, out_channels=2, input_size=5, kernel_size=2, stride=2, layout="channels_last"),
+    dict(op="conv_transpose1d", in_channels=3, out_channels=3, input_size=6, kernel_size=4, stride=3, padding=[[2, 0]]),
+])
+def test_a_correctly_rounded_target_keeps_every_relation(fields):
+    """The same bits under batch, layout, threads, runs and powers of two; the adjoint and the scaled subnormal
+    probe within their bounds (two float64 inner products; rounding to the subnormal grid)."""
+    got = outcomes(make_case(**fields))
+    for rel, out in got.items():
+        allowed = ("pass", "within_bound") if rel in ("adjoint", "subnormal") else ("pass",)
+        assert out.status in allowed, f"{rel}: {out.message()}"
+    assert got["subnormal"].facts == {"inputs": "kept", "products": "kept", "outputs": "kept"} or \
+        set(got["subnormal"].facts.values()) == {"kept"}
+
+
+@pytest.mark.parametrize("fields", [CONV, TRANSPOSE, dict(op="conv2d", in_channels=6, out_channels=4, input_size=[9, 8],
+                                                          kernel_size=[3, 2], stride=[2, 3], dilation=[2, 1],
+                                                          padding=[[2, 0], [1, 1]], groups=2)])
+def test_the_adjoint_partner_maps_the_output_shape_back(fields):
+    """Hand-checkable: the partner's output is the case's input shape, its input the case's output shape, and the
+    two float64 inner products agree to float64 rounding on float64 data."""
+    case = make_case(**{**fields, "dtype": "float64"})
+    partner = adjoint_partner(case)
+    assert partner is not None and partner.op != case.op
+    assert partner.geometry.out_size == case.input_size and partner.input_size == case.geometry.out_size
+    inputs = make_inputs(case)
+    y = np.random.default_rng(1).standard_normal((case.batch, case.out_channels, *case.geometry.out_size))
+    a = reference(dataclasses.replace(case, bias=False), inputs.x, inputs.w, None)[0]
+    b = reference(partner, y, inputs.w, None)[0]
+    lhs, rhs = float(np.sum(y * a)), float(np.sum(b * inputs.x))
+    assert math.isclose(lhs, rhs, rel_tol=1e-12, abs_tol=1e-12)
+
+
+def test_no_partner_where_output_padding_exceeds_the_padding():
+    case = make_case(op="conv_transpose1d", in_channels=1, out_channels=1, input_size=5, kernel_size=2, stride=1,
+                     dilation=3, output_padding=2)
+    assert adjoint_partner(case) is None and not applies(case, "adjoint")
+
+
+def test_scaling_powers_keep_every_value_normal_and_finite():
+    case = make_case(**{**CONV, "dtype": "float16"})
+    inputs = make_inputs(case)
+    ref, scale = oracle_for(case, inputs)[:2]
+    info = np.finfo(np.float16)
+    for k in scaling_powers(case, inputs, ref, scale):
+        assert 2.0 ** k * float(scale.max()) <= float(info.max) / 4
+        nz = np.abs(inputs.x.astype(np.float64))
+        assert 2.0 ** k * nz[nz > 0].min() >= 2.0 ** min_normal_exponent("float16")
+
+
+def test_pair_bound_is_twice_the_forward_bound():
+    case = make_case(**CONV)
+    inputs = make_inputs(case)
+    ref, scale = oracle_for(case, inputs)[:2]
+    assert np.array_equal(pair_bound(case, ref, scale), 2 * error_bound(case, ref, scale))
+    assert np.all(conv_bound(case, ref, scale, underflow=False) <= conv_bound(case, ref, scale))
+
+
+def test_compare_says_bitwise_within_and_beyond():
+    a = np.array([1.0, 2.0, 3.0], np.float32)
+    assert compare("g", a, a.copy(), 0.0).status == "pass"
+    b = np.nextafter(a, np.float32(10))
+    within = compare("g", b, a, np.full(3, 1e-6))
+    assert within.status == "within_bound" and within.differing == 3 and within.ratio <= 1
+    beyond = compare("g", b, a, np.full(3, 1e-9))
+    assert beyond.status == "mismatch" and beyond.ratio > 1
+    assert compare("g", a[:2], a, 1.0).status == "mismatch"  # shapes differ
+    assert compare("g", np.array([np.nan], np.float32), np.array([1.0], np.float32), 1.0).status == "mismatch"
+
+
+def test_flushing_subnormals_is_diagnosed_as_flush_to_zero():
+    """FTZ/DAZ emulated on the rounded oracle: the subnormal relation fails with the diagnosis, facts flushed."""
+    def flushing(case, inputs):
+        tiny = float(np.finfo(NUMPY_DTYPES[case.dtype]).smallest_normal)
+        out = rounded_oracle(case, dataclasses.replace(
+            inputs, x=np.where(np.abs(inputs.x) < tiny, 0, inputs.x).astype(inputs.x.dtype)))
+        return np.where(np.abs(out) < tiny, 0, out).astype(out.dtype)
+
+    got = outcomes(make_case(**CONV), flushing)
+    sub = got["subnormal"]
+    assert sub.status == "mismatch" and sub.flush_to_zero, sub.message()
+    assert sub.facts["inputs"] == "flushed" and sub.facts["outputs"] == "flushed"
+    assert got["scaling"].status == "pass"  # scaling stays in the normal range: flushing does not touch it
+
+
+@pytest.fixture(scope="module")
+def mutant_records() -> list[Record]:
+    """Every relation mutant over a conv and a grouped strided transposed conv, all relations, real workers."""
+    cases = [make_case(id="conv", **CONV), make_case(id="transpose", **TRANSPOSE)]
+    records: list[Record] = []
+    run_cases(cases, [(f"mutant:{bug}", "cpu") for bug in RELATION_MUTANTS], records.append, Verdicts(),
+              timeout=60.0, relations=RelationPlan(RELATIONS))
+    return records
+
+
+@pytest.mark.parametrize("bug", list(RELATION_MUTANTS))
+def test_each_relation_mutant_is_caught_by_its_own_relation_and_no_other(mutant_records, bug):
+    own = RELATION_MUTANTS[bug]
+    recs = [r for r in mutant_records if r.backend == f"mutant:{bug}" and r.output.startswith("relation:")]
+    assert {r.output for r in recs} == {f"relation:{n}" for n in RELATIONS}, [r.output for r in recs]
+    for r in recs:
+        rel = r.output.partition(":")[2]
+        caught = r.status == "mismatch" if rel in ("adjoint", "subnormal") else r.status != "pass"
+        if rel == own:
+            assert caught, f"{bug} not caught by {rel}: {r.status} {r.message}"
+        else:
+            assert not caught and r.status in ("pass", "within_bound"), f"{bug} also caught by {rel}: {r.message}"
+    own_recs = [r for r in recs if r.output == f"relation:{own}"]
+    if own in ("threads", "determinism"):  # a sum order: not the same bits, inside the bound
+        assert all(r.status == "within_bound" for r in own_recs)
+    else:
+        assert all(r.status == "mismatch" and (r.bound_ratio or math.inf) > 1 for r in own_recs)
+    if bug == "flush_to_zero":
+        assert all(r.diagnosis == "flush_to_zero" and r.relation["subnormal"]["inputs"] == "flushed" for r in own_recs)
+
+
+def test_the_property_table_and_the_gate(mutant_records):
+    table = properties(mutant_records)
+    cell = table["targets"]["mutant:batch_dependent_kernel-cpu"]["batch"]["float32"]
+    assert cell["property"] == "violated" and cell["max_bound_ratio"] > 1 and cell["case"].endswith("::conv") or \
+        cell["case"].endswith("::transpose")
+    assert table["targets"]["mutant:thread_dependent_sum-cpu"]["threads"]["float32"]["property"] == "within_bound"
+    assert table["targets"]["mutant:thread_dependent_sum-cpu"]["batch"]["float32"]["property"] == "bitwise"
+    assert table["targets"]["mutant:flush_to_zero-cpu"]["subnormal"]["float32"]["subnormals"]["inputs"] == "flushed"
+    lines = unmet(table, parse_requirements(["bitwise:batch,threads"]))
+    assert any("bitwise:batch not met: mutant:batch_dependent_kernel-cpu float32 is violated" in ln for ln in lines)
+    assert any("bitwise:threads not met: mutant:thread_dependent_sum-cpu float32 is within_bound" in ln for ln in lines)
+    assert not unmet(table, parse_requirements(["within_bound:threads"]))
+    assert unmet(table, parse_requirements(["within_bound:batch"]))
+    with pytest.raises(ValueError):
+        parse_requirements(["exact:batch"])
+
+
+def test_require_fails_the_run_with_one_line_per_unmet_cell(tmp_path, capsys):
+    cases = tmp_path / "c.yaml"
+    cases.write_text("cases:\n  - id: c\n    op: conv2d\n    in_channels: 3\n    out_channels: 4\n"
+                     "    input_size: 6\n    kernel_size: 3\n")
+    rc = cli_main(["run", str(cases), "--backends", "mutant:thread_dependent_sum", "--require", "bitwise:threads",
+                   "--out", str(tmp_path / "out")])
+    out = capsys.readouterr().out
+    assert rc == 1 and "requirement bitwise:threads not met: mutant:thread_dependent_sum-cpu float32" in out
+    table = json.loads((tmp_path / "out" / "properties.json").read_text())
+    assert table["targets"]["mutant:thread_dependent_sum-cpu"]["threads"]["float32"]["property"] == "within_bound"
+    assert cli_main(["run", str(cases), "--backends", "mutant:thread_dependent_sum", "--require", "bogus:threads",
+                     "--out", str(tmp_path / "out2")]) == 2
+
+
+def test_torch_transposed_conv_is_its_forward_conv_adjoint():
+    """A correct framework keeps the adjoint identity on any host (its two convs are each within their bounds)."""
+    cases = [make_case(id="conv", **CONV), make_case(id="transpose", **TRANSPOSE)]
+    records: list[Record] = []
+    run_cases(cases, [("torch", "cpu")], records.append, Verdicts(), timeout=120.0,
+              relations=RelationPlan(("adjoint",)))
+    adj = [r for r in records if r.output == "relation:adjoint"]
+    assert len(adj) == 2 and all(r.status in ("pass", "within_bound") for r in adj), [r.message for r in adj]
