@@ -1,107 +1,35 @@
-"""paddle.nn.functional.conv1d/2d/3d do not reject a kernel longer than the padded input: empty or negative-size outputs, SIGFPE, SIGSEGV
+"""conv with no valid output position: conv2d returns a negative shape, channels-last conv dies by SIGFPE, the 1-D backward raises
 
-Project: PaddlePaddle/Paddle (https://github.com/PaddlePaddle/Paddle/issues)
-Upstream: none found
-Related: https://github.com/PaddlePaddle/Paddle/pull/73698 (0-size Tensor support for the conv_transpose kernels)
-Checked: 2026-11-28, paddlepaddle 3.3.1 (CPU), searched PaddlePaddle/Paddle issues for "Intel MKL ERROR: Parameter 11 was incorrect on entry to cblas_sgemm", "conv2d negative output shape", "conv1d empty output kernel larger than input", "conv Floating point exception"
+Kind: crash
+Ask: a fix: refuse negative output lengths, and return 0-length outputs (and zero gradients) without the GEMM in every data format.
 
-What happens: a convolution whose (dilated) kernel is longer than the padded input has no valid output
-((n + pads - d*(k-1) - 1) // s + 1 < 1), yet Paddle's eager conv ops do not reliably refuse it:
-- F.conv2d, input 4x4, kernel 7x7: returns a tensor of shape [1, 2, -2, -2] (input 2, kernel 9: [1, 2, -6, -6]);
-  reading it (.numpy()) kills the process with SIGSEGV.
-- F.conv1d, input 12, kernel 14, stride 2 (output length (12 - 14) // 2 + 1 = 0), NLC, groups 2, bias: prints
-  "Intel MKL ERROR: Parameter 11 was incorrect on entry to cblas_sgemm" and the process dies with SIGFPE.
-- F.conv1d, input 6, kernel 4, dilation 2, float64 (span 7, length 0): prints the MKL message (cblas_dgemm) and
-  returns an empty (1, 3, 0) tensor.
-F.conv1d and F.conv3d with a length below 0 raise "(PreconditionNotMet) The meta data must be valid" (input 4,
-kernel 7: the same call that gives conv2d a [-2, -2] tensor). A paddle.jit.save'd conv run by paddle.inference returns
-the empty tensor too (measured 2026-11-25).
+What happens: F.conv2d of a 4x4 input with a 7x7 kernel returns shape [1, 2, -2, -2]; y.numpy() segfaults. A 0-length output (conv1d, length 6, kernel 7) comes back in NCL after MKL prints "Parameter 11 was incorrect on entry to cblas_sgemm", and is a SIGFPE in NLC (NHWC alike). The 1-D backward through a 0-length output raises "Right now Resize is only supported for contiguous Tensor"; 2-D and 3-D give zero gradients.
 
-Expected: an error, as for the negative lengths that conv1d/conv3d already refuse, and as PyTorch ("Kernel size
-can't be greater than actual input size") and TensorFlow do. The reference here is the output-length formula itself,
-evaluated in Python.
+Expected: an error for a negative length ("The output's size is expected to be greater than 0", ConvOutSize in paddle/phi/kernels/cpu/conv_util.h); 0-length outputs work since PR #73691 / #73698.
 
-Mechanism: ConvInferMeta (paddle/phi/infermeta/binary.cc) computes each output length as
-(in + pad_before + pad_after - dkernel) / stride + 1 in C++ integer arithmetic and sets it as the output dim without
-checking it is positive; the helper that does check (ConvOutSize in paddle/phi/kernels/cpu/conv_util.h, "The output's
-size is expected to be greater than 0") is not used there. The CPU kernel then runs im2col + cblas_sgemm/dgemm with a
-0 or negative dimension (MKL's "Parameter 11" is ldb) or allocates a negative-size tensor; conv1d (unsqueeze ->
-conv2d -> squeeze) and conv3d happen to fail later, at allocation ("The meta data must be valid"), when the length is
-negative.
+Mechanism: ConvInferMeta (paddle/phi/infermeta/binary.cc) sets (in + pads - dkernel) / stride + 1 unchecked. ConvKernelImpl (paddle/phi/kernels/impl/conv_kernel_impl.h) returns early only for an empty input or filter: an empty output reaches blas.MatMul with a zero dimension and, channels-last, funcs::Transpose (division by zero). The 1-D ops unsqueeze the 0-size gradient to dims [1, 1, 0, 1], strides Resize rejects.
 
-Host: any x86 CPU (the SIGFPE comes from the MKL cblas_sgemm path of the CPU kernel).
+Symptoms:
+conv1d/2d/3d with no valid output: a negative shape, SIGFPE (channels-last) or an empty tensor
+conv*d_transpose cropping the whole output: a 0-size tensor; the 1-D backward raises
+Paddle Inference: 0-size tensors too (11 of 12 transposed variants); conv1d_transpose + bias under oneDNN: std::exception
 """
-import signal
-import subprocess
 import sys
-import warnings
-
-import numpy as np
-
-warnings.filterwarnings("ignore", message="No ccache found")  # printed by paddle's import on hosts without ccache
 import paddle
 import paddle.nn.functional as F
-
-rng = np.random.default_rng(0)
-
-
-def out_len(n, k, s=1, d=1, pads=0):
-    return (n + pads - d * (k - 1) - 1) // s + 1
-
-
-if len(sys.argv) == 2 and sys.argv[1] == "conv2d-negative-read":
-    y = F.conv2d(paddle.ones([1, 2, 4, 4]), paddle.ones([2, 2, 7, 7]))
-    print("stage: shape", list(y.shape), flush=True)
-    y.numpy()
-    print("stage: read", flush=True)
-    sys.exit(0)
-if len(sys.argv) == 2 and sys.argv[1] == "conv1d-zero-grouped":
-    x = paddle.to_tensor(rng.uniform(-1, 1, (2, 12, 6)).astype("float32"))
-    w = paddle.to_tensor(rng.uniform(-1, 1, (4, 3, 14)).astype("float32"))
-    y = F.conv1d(x, w, paddle.ones([4]), stride=2, padding="VALID", groups=2, data_format="NLC")
-    print("stage: shape", list(y.shape), flush=True)
-    y.numpy()
-    print("stage: read", flush=True)
-    sys.exit(0)
-
-paddle.set_device("cpu")
-print(f"paddle {paddle.__version__} (commit {paddle.version.commit[:10]}); AVX-512F: {paddle.base.core.supports_avx512f()}")
+print("paddle", paddle.__version__)
 shown = False
-
-
-def call(what, length, fn):
-    global shown
-    try:
-        y = fn()
-        print(f"{what}: output length {length} by the formula; returned shape {list(y.shape)}")
-        shown = True
-    except Exception as exc:  # refusing is the right answer
-        msg = [ln.strip() for ln in str(exc).splitlines() if "Error" in ln or "PreconditionNotMet" in ln] or [str(exc)]
-        print(f"{what}: output length {length} by the formula; refused: {msg[0][:140]}")
-
-
-call("F.conv1d, input 4, kernel 7", out_len(4, 7), lambda: F.conv1d(paddle.ones([1, 2, 4]), paddle.ones([2, 2, 7])))
-call("F.conv3d, input 4x4x4, kernel 7", out_len(4, 7),
-     lambda: F.conv3d(paddle.ones([1, 2, 4, 4, 4]), paddle.ones([2, 2, 7, 7, 7])))
-call("F.conv2d, input 4x4, kernel 7 (shape only, not read)", out_len(4, 7),
-     lambda: F.conv2d(paddle.ones([1, 2, 4, 4]), paddle.ones([2, 2, 7, 7])))
-call("F.conv1d, input 6, kernel 4, dilation 2, groups 3, float64", out_len(6, 4, d=2),
-     lambda: F.conv1d(paddle.ones([1, 3, 6], dtype="float64"), paddle.ones([3, 1, 4], dtype="float64"), dilation=2,
-                      groups=3))
-for mode, what in [("conv2d-negative-read", "F.conv2d, input 4x4, kernel 7, then y.numpy()"),
-                   ("conv1d-zero-grouped", "F.conv1d, input 12, kernel 14, stride 2, NLC, groups 2, bias, then y.numpy()")]:
-    child = subprocess.run([sys.executable, __file__, mode], capture_output=True, text=True, timeout=300)
-    stages = [ln.split(": ", 1)[1] for ln in child.stdout.splitlines() if ln.startswith("stage: ")]
-    mkl = [ln.strip() for ln in child.stdout.splitlines() + child.stderr.splitlines() if "MKL ERROR" in ln]
-    done = stages[-1] if stages else "nothing"
-    if child.returncode < 0:
-        shown = True
-        print(f"{what} (child process): killed by {signal.Signals(-child.returncode).name} after: {done}"
-              + (f"; {len(mkl)} x \"{mkl[0]}\"" if mkl else ""))
-    else:
-        print(f"{what} (child process): exit status {child.returncode}, reached: {done}")
-if shown:
-    print("defect shown: a convolution with no valid output is not refused")
-    sys.exit(1)
-print("not shown: every call was refused")
-sys.exit(0)
+try:  # a 7x7 kernel over a 4x4 input: no valid output position
+    y = F.conv2d(paddle.ones([1, 1, 4, 4]), paddle.ones([2, 1, 7, 7]))
+    print("conv2d, input 4x4, kernel 7x7: output shape", y.shape, "(y.numpy() segfaults)")
+    shown = min(y.shape) < 0
+except Exception as e:  # what a fix does
+    print("conv2d, input 4x4, kernel 7x7 raises:", str(e).strip().splitlines()[0])
+print("conv1d NCL, length 6, kernel 7: output shape", F.conv1d(paddle.ones([1, 2, 6]), paddle.ones([2, 2, 7])).shape)
+print("conv1d NLC, length 6, kernel 7:", flush=True)
+try:
+    y = F.conv1d(paddle.ones([1, 6, 2]), paddle.ones([2, 2, 7]), data_format="NLC")  # dies by SIGFPE here
+    print("output shape", y.shape)
+except Exception as e:
+    print("raises:", str(e).strip().splitlines()[0])
+sys.exit(1 if shown else 0)

@@ -1,25 +1,7 @@
-"""Paddle Inference returns an empty tensor for a saved conv1d_transpose/conv2d_transpose whose padding crops the whole output
+"""Paddle Inference: saved conv1d/2d/3d_transpose whose padding crops the whole output
 
-Project: PaddlePaddle/Paddle (https://github.com/PaddlePaddle/Paddle/issues)
-Upstream: none found
-Related: https://github.com/PaddlePaddle/Paddle/pull/73698 (0-size Tensor support for conv1d/2d/3d_transpose)
-Checked: 2026-11-28, paddlepaddle 3.3.1 (CPU), searched PaddlePaddle/Paddle issues for "conv_transpose empty output padding", "conv2d_transpose output size 0 inference", "paddle inference conv_transpose std::exception padding"
-
-What happens: the paddle.inference form of the eager behaviour reported separately (a transposed convolution whose
-padding crops the whole output returns an empty tensor). A paddle.jit.save'd layer computing
-F.conv1d_transpose(x, w, stride=2, padding=3) on an input of length 3 with kernel 2 (output length (3 - 1) * 2 + 2 -
-3 - 3 = 0), run by a CPU paddle.inference predictor, returns an empty tensor of shape (1, 1, 0), with oneDNN on and
-off; conv2d_transpose with padding [[3, 3], [0, 0]] on 3x3 returns (1, 1, 0, 6), conv1d_transpose input 11, kernel 1,
-stride 3, padding [15, 16] returns (1, 1, 0). (A fuzzed model of the latter shape was refused with a bare
-"std::exception" on 2026-11-25: the outcome is not consistent either.)
-
-Expected: an error (an output length below 1 is invalid), and the same answer for every zero-length case. The
-reference here is the output-length formula, evaluated in Python.
-
-Mechanism: ConvTransposeInferMeta (paddle/phi/infermeta/binary.cc) sets the length unchecked and the kernels accept
-0-size outputs since PR 73698.
-
-Host: any.
+Measures paddle.jit.save'd transposed convolutions with an output length of 0 run by a CPU predictor, oneDNN on
+and off: the shape returned, or the error. Exit 1 when a 0-length output is returned.
 """
 import os
 import sys
@@ -99,6 +81,15 @@ for what, fn, xshape, wshape, length in [
         else:
             print(f"{head}: returned shape {y.shape}")
             shown |= bool(y.size == 0)
+for rank in (1, 2, 3):  # input 3, kernel 2, stride 2, padding 3: length 0 on every axis; with and without a bias
+    op = getattr(F, f"conv{rank}d_transpose")
+    for bias in (False, True):
+        params = [np.ones((1, 1, *[2] * rank), np.float32)] + ([np.ones(1, np.float32)] if bias else [])
+        for onednn in (True, False):
+            y, err = predict(lambda t, w, *b, op=op: op(t, w, *b, stride=2, padding=3), params,
+                             np.ones((1, 1, *[3] * rank), np.float32), onednn=onednn)
+            head = f"conv{rank}d_transpose{' + bias' if bias else ''}, oneDNN {'on' if onednn else 'off'}"
+            print(f"{head}: refused: {err}" if err is not None else f"{head}: returned shape {y.shape}")
 if shown:
     print("defect shown: a model with an output of length 0 returns an empty tensor")
     sys.exit(1)
