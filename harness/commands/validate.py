@@ -169,5 +169,6 @@ def cmd_validate(args: argparse.Namespace, argv: list[str]) -> int:
         print(str(problem), file=sys.stderr)
     if problems:
         return 2
-    print(f"ok: {len(cases)} cases")
+    known_count = len(dict.fromkeys(known_files))
+    print(f"ok: {len(cases)} cases" + (f", {known_count} known-issues file(s)" if known_count else ""))
     return 0
