@@ -1,26 +1,8 @@
-"""paddle conv / conv_transpose with padding='SAME' and dilation: the input and weight gradients are those of the undilated convolution
+"""Paddle conv / conv_transpose with padding='SAME' and a dilation: the input and weight gradients
 
-Project: PaddlePaddle/Paddle (https://github.com/PaddlePaddle/Paddle/issues)
-Upstream: none found
-Related: https://github.com/PaddlePaddle/Paddle/pull/36474 (Paddle-TRT keeps SAME with dilation != 1 off TensorRT); https://github.com/PaddlePaddle/Paddle/pull/38999 (Paddle-TRT conv2d converter resets the dilation under SAME, as the native op does); https://github.com/PaddlePaddle/Paddle2ONNX/issues/1356 (paddle2onnx: SAME with dilation != 1 unsupported)
-Checked: 2026-11-28, paddlepaddle 3.3.1 (CPU), searched PaddlePaddle/Paddle issues and PRs for "SAME dilation", "conv grad SAME dilation", "UpdatePaddingAndDilation"
-
-What happens: the gradient side of padding='SAME' ignoring dilation (the forward is reported separately). For
-y = F.conv1d(x, w, padding='SAME', dilation=2) (float64, input 7, kernel 3) and an upstream gradient dy,
-paddle.grad returns dL/dx and dL/dw of the undilated convolution: they equal the undilated float64 reference to
-8.9e-16 and are 2.22 (dx) and 3.03 (dw) away from the dilated one; conv2d with dilation [2, 1] (12.9, 13.6) and
-conv1d_transpose with dilation 2 (13.4, 7.76) alike, each equal to the undilated gradients to 3.6e-15. The bias
-gradient (the sum of dy) is right.
-
-Expected: the gradients of the dilated SAME convolution (TensorFlow's SAME rule for the span d*(k-1)+1, taps d apart).
-The reference is independent of any autograd: the convolution is linear in x and in w, so each gradient element is
-<dy, conv(e_j, w)> (or <dy, conv(x, e_j)>) with the float64 NumPy forward of the dilated SAME convolution and e_j a
-unit tensor.
-
-Mechanism: paddle/phi/kernels/cpu/conv_util.h, UpdatePaddingAndDilation, sets the dilation to 1 under "SAME"; the
-gradient kernels (paddle/phi/kernels/impl/conv_grad_kernel_impl.h, conv_transpose_grad_kernel_impl.h) call it too.
-
-Host: any.
+Measures float64 dx and dw of conv1d, conv2d (dilation [2, 1]) and conv1d_transpose with padding='SAME' and a
+dilation against the adjoints of the dilated and the undilated linear forward (no autograd in the reference). Exit
+1 when the gradients are the undilated convolution's.
 """
 import sys
 import warnings

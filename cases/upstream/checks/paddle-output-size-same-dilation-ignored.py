@@ -1,25 +1,7 @@
-"""paddle.nn.functional.conv*d_transpose with padding='SAME' and output_size silently drop the dilation
+"""Paddle conv*d_transpose with padding='SAME', output_size and a dilation > 1
 
-Project: PaddlePaddle/Paddle (https://github.com/PaddlePaddle/Paddle/issues)
-Upstream: none found
-Related: https://github.com/PaddlePaddle/Paddle/pull/36474 (Paddle-TRT keeps SAME with dilation != 1 off TensorRT); https://github.com/PaddlePaddle/Paddle/pull/38999 (Paddle-TRT conv2d converter resets the dilation under SAME, as the native op does); https://github.com/PaddlePaddle/Paddle2ONNX/issues/1356 (paddle2onnx: SAME with dilation != 1 unsupported)
-Checked: 2026-11-28, paddlepaddle 3.3.1 (CPU), searched PaddlePaddle/Paddle issues and PRs for "SAME dilation", "conv2d_transpose output_size SAME dilation", "UpdatePaddingAndDilation"
-
-What happens: the output_size form of the SAME-ignores-dilation behaviour (a separate report covers the plain calls).
-F.conv1d_transpose / F.conv2d_transpose with padding='SAME', dilation=2 and output_size = input * stride (the SAME
-output size) return the undilated transposed convolution: float64 conv1d_transpose, input 6, kernel 3, is 4.05 away
-from the dilated float64 reference at stride 1 and 3.26 at stride 2, and conv2d_transpose (input 6x6) 11, each equal
-to the undilated reference to 1.8e-15. No error, no warning: output_size is honoured, the dilation is not.
-
-Expected: a dilated kernel spans d*(k-1)+1; a SAME transposed convolution of length n and stride s is the full
-transposed output ((n-1)*s + d*(k-1) + 1) cropped to n*s, the odd element at the end (TensorFlow's conv_transpose
-SAME, the gradient of its SAME conv). The reference here is that, in float64 NumPy, with the taps d apart. If Paddle
-means SAME to reset the dilation, it should raise or warn, and say so in the docs.
-
-Mechanism: paddle/phi/kernels/cpu/conv_util.h, UpdatePaddingAndDilation: under padding_algorithm "SAME" it sets every
-dilation to 1 and pads for the undilated kernel; conv_transpose_kernel_impl.h calls it whatever output_size says.
-
-Host: any.
+Measures float64 conv1d/2d_transpose with padding='SAME', output_size = input * stride and a dilation against the
+dilated and the undilated transposed convolution in NumPy. Exit 1 when the output is the undilated one.
 """
 import sys
 import warnings

@@ -1,31 +1,8 @@
-"""Paddle Inference (oneDNN): a SAME, dilated conv with a bias runs undilated, or is refused before it runs
+"""Paddle Inference (oneDNN): a SAME, dilated conv with a bias runs undilated, or is refused first
 
-Project: PaddlePaddle/Paddle (https://github.com/PaddlePaddle/Paddle/issues)
-Upstream: none found
-Related: https://github.com/PaddlePaddle/Paddle/pull/36474 (Paddle-TRT keeps SAME with dilation != 1 off TensorRT); https://github.com/PaddlePaddle/Paddle/issues/43105 (oneDNN NHWC models, open)
-Checked: 2026-11-28, paddlepaddle 3.3.1 (CPU), searched PaddlePaddle/Paddle issues for "SAME dilation", "Broadcast dimension mismatch NDHWC conv3d bias", "Ctx should have corresponding OpInfo pd_op.fused_conv2d"
-
-What happens: a paddle.jit.save'd layer with a SAME, dilated convolution and a bias, run by a CPU paddle.inference
-predictor with oneDNN on (the default), meets two defects at once. Where it runs, it computes the undilated
-convolution (the eager-mode defect of padding='SAME', reported separately): NCHW conv2d 2->3, input 7x6, kernel 3,
-dilation 2 + bias, float32: 10.7 off the dilated float64 reference, equal to the undilated one to 7.9e-7. Where oneDNN
-refuses the model first, the user never gets that far: NDHWC conv3d 9->6 groups 3 + bias, dilation [1, 1, 2], float32:
-"Broadcast dimension mismatch ... X = [1, 6, 2, 5, 2] and ... Y = [1, 1, 1, 1, 6]" (the bias add sees the oneDNN conv
-output in NCDHW dims); NLC conv1d 4->4 groups 2 + bias, dilation 3, float64: "(Fatal) Ctx should have corresponding
-OpInfo pd_op.fused_conv2d" (the bias is fused into an op that has no float64 kernel). Both refusals are the same
-without the dilation; config.disable_mkldnn() runs both models (then undilated, as eager paddle).
-
-Expected: the model runs and gives the dilated SAME convolution (TensorFlow's SAME rule for the span d*(k-1)+1:
-total = max((ceil(n/s)-1)*s + d*(k-1)+1 - n, 0), the odd element after) plus the bias. The reference here is a float64
-NumPy cross-correlation with those pads and the dilation kept.
-
-Mechanism: the values: paddle/phi/kernels/cpu/conv_util.h UpdatePaddingAndDilation sets the dilation to 1 under
-"SAME". The refusals: with oneDNN on, conv3d in NDHWC keeps oneDNN's NCDHW dims until a non-oneDNN op, so the
-elementwise bias add broadcasts (1, 6, 2, 5, 2) against (1, 1, 1, 1, 6); the float64 conv + bias is rewritten to
-pd_op.fused_conv2d, which has no float64 kernel (the error comes from paddle/fluid/pir/transforms/pd_op_to_kernel_pass.cc).
-
-Host: the refusals need Paddle Inference's oneDNN on (its CPU default on x86 in 3.3.1, Config.mkldnn_enabled());
-the undilated values show on any host.
+Measures saved SAME, dilated convs with a bias run by a CPU predictor: NCHW conv2d (the undilated values), NDHWC
+grouped conv3d (a broadcast refusal), float64 NLC conv1d (fused_conv2d has no float64 kernel), each against the
+dilated and undilated references and against config.disable_mkldnn(). Exit 1 when any is wrong or refused.
 """
 import os
 import sys
