@@ -1,17 +1,8 @@
-"""[CPU] Without VNNI, uint8 QDQ convolutions over the full u8 range are wrong: u8 x s8 pair sums saturate at int16
+"""QDQ Conv with uint8 activations on full-range data on OpenVINO CPU: int16 pair sums
 
-Project: openvinotoolkit/openvino (https://github.com/openvinotoolkit/openvino/issues)
-Upstream: none found
-Related: https://github.com/openvinotoolkit/openvino/pull/11658 (OpenVINO's POT docs, tools/pot/docs/SaturationIssue.md: "Saturation (overflow) Issue Workaround" for SSE/AVX2/AVX-512 CPUs); https://github.com/uxlfoundation/oneDNN/issues/717 (oneDNN: "one of the intermediate accumulators is 16-bit wide and may overflow" without VNNI); https://github.com/uxlfoundation/oneDNN/issues/1354 (int8 convolution results differ between AVX512 VNNI and AVX2); https://onnxruntime.ai/docs/performance/model-optimizations/quantization.html (ONNX Runtime documents the same overflow and recommends reduce_range)
-Checked: 2026-11-28, openvino 2026.4.1, onnx 1.17.0, searched openvinotoolkit/openvino issues and PRs for "int8 convolution saturation AVX2", "u8 s8 int16 overflow CPU plugin", "quantized conv wrong results no VNNI"
-
-What happens: a QDQ Conv (DequantizeLinear -> Conv -> QuantizeLinear) with uint8 activations and int8 weights runs as a u8 x s8 oneDNN convolution. Without VNNI, oneDNN multiplies with vpmaddubsw, which adds two adjacent products into a saturating int16. With activations over the whole u8 range and weights up to +-127 the pair sums clip: a 1x1 conv of 4 input channels of 255 with weights 127 (scales 1, zero points 0, y_scale 1000) gives y = 66 instead of 130 (2 * 32767 instead of 4 * 32385); a 3x3 conv2d 16 -> 6 on random full-range data is off by up to 47 units of y on 127 of 150 elements. Measured on this Xeon (VNNI) under ONEDNN_MAX_CPU_ISA=AVX2 (u8/jit_avx2_I8, u8/jit_avx2_1x1_I8) and AVX512_CORE (u8/brgconv_avx512_I8, u8/brgconv_avx512_1x1_I8: the same kernel names as with VNNI), and on an AVX2-only AMD EPYC; convdiff: 21 of 46 full-range forward uint8 cases off, up to 50 units, up to 819/1024 elements. Data near the zero point (|x - x_zp| small) stays exact. Uncapped, or capped at AVX2_VNNI / AVX512_CORE_VNNI, every case is exact. No warning is given.
-
-Expected: exact integer accumulation (ONNX QDQ / QLinearConv semantics: y = saturate(round(sum((x - x_zp) * (w - w_zp)) * x_scale * w_scale / y_scale) + y_zp)), which the script computes with NumPy integers. OpenVINO documents the overflow for models it quantizes itself (the POT saturation workaround quantizes activations to 7 bits), but a QDQ model from another quantizer reaches the kernel with full-range data and no warning; a fallback or a warning where the CPU lacks VNNI would keep such models correct.
-
-Mechanism: oneDNN's int8 convolutions on x86 without VNNI (jit_avx2_i8, jit_avx512_core_x8s8s32x / brgconv without VNNI) use vpmaddubsw + vpmaddwd; the first forms the int16 pair sums and saturates (oneDNN "Int8 Computation Aspects" documents this). OpenVINO's CPU plugin maps the QDQ Conv to that primitive with the model's full-range data and no range check.
-
-Host: x86 CPUs without AVX512_VNNI/AVX_VNNI/AMX, or oneDNN capped below them (ONEDNN_MAX_CPU_ISA=AVX2 or AVX512_CORE); not shown with VNNI
+Measures, under the ONEDNN_MAX_CPU_ISA of the environment, a 1x1 conv 4 -> 2 with x = 255 and w = 127 (exact 130,
+pair sums clipped to int16 66) and a 3x3 conv2d 16 -> 6 on full-range data: the kernel OpenVINO reports, the largest
+error in units of y and how many outputs are off by more than one unit.
 """
 import os
 import sys

@@ -1,17 +1,8 @@
-"""[CPU] Without VNNI, a QDQ Conv with int8 activations (zero point 0) halves the weights: every odd weight w acts as 2*round(w/2)
+"""QDQ Conv with int8 activations (zero point 0) on OpenVINO CPU: weights as the s8 x s8 kernel applies them
 
-Project: openvinotoolkit/openvino (https://github.com/openvinotoolkit/openvino/issues)
-Upstream: none found
-Related: https://github.com/uxlfoundation/oneDNN/issues/645 (oneDNN's s8s8 weight scaling by 0.5 on non-VNNI ISAs); https://github.com/uxlfoundation/oneDNN/issues/375 (the same, int8 accuracy without VNNI)
-Checked: 2026-11-28, openvino 2026.4.1, onnx 1.17.0, searched openvinotoolkit/openvino issues and PRs for "int8 s8s8 convolution wrong AVX2", "QDQ int8 activations accuracy no VNNI", "weights scale 0.5 int8 conv"
-
-What happens: a QDQ Conv (DequantizeLinear -> Conv -> QuantizeLinear) whose activations are int8 with x_zero_point 0 runs as an s8 x s8 oneDNN convolution. On a CPU without VNNI (or with oneDNN capped: ONEDNN_MAX_CPU_ISA=AVX2 gives i8/jit_avx2_i8, AVX512_CORE gives i8/jit_avx512_i8) every odd weight w acts as 2*round(w/2), ties to even: 1 -> 0, 3 -> 4, 5 -> 4, -1 -> 0. With all scales 1 and zero points 0, a conv1d over x = ones with weights [1, 1, 1] returns 0 instead of 3, and with [-1, 3, 5] returns 8 instead of 7. A depthwise conv1d 2 -> 2, kernel 1, x = [-1, -5], w = [8, 1] returns [-8, 0] instead of [-8, -5]: the weight-1 channel computes nothing. Measured on this Xeon under ONEDNN_MAX_CPU_ISA=AVX2 and AVX512_CORE, and on an AVX2-only AMD EPYC (convdiff fuzz, 2026-11-26): conv1d/2d/3d with k > 1, dense, grouped and depthwise, 14-25 units of y off on 70-90% of the elements for data within 8 of the zero point. With VNNI (this host uncapped: i8/jit_avx512_i8 too; ONEDNN_MAX_CPU_ISA=AVX2_VNNI: i8/brgconv_avx2_i8) every case is exact. On the AVX2-only EPYC a nonzero x_zero_point takes another kernel (i8/brgconv_avx2_f32) and is exact; on this Xeon such a model is refused at every cap (a separate report).
-
-Expected: exact integer arithmetic: y = saturate(round(sum((x - x_zp) * (w - w_zp)) * x_scale * w_scale / y_scale) + y_zp) (ONNX QLinearConv / QDQ semantics), computed in the script with NumPy integers.
-
-Mechanism: oneDNN's non-VNNI int8 convolutions with s8 sources (jit_avx2_i8, jit_avx512_core_x8s8s32x without VNNI) compensate for vpmaddubsw's u8 x s8 operands and int16 pair sums by reordering the weights scaled by 0.5 and doubling the output scale (documented oneDNN behaviour, the issues above); with small integer weights the halving rounds away half the weight. OpenVINO's CPU plugin picks that kernel for s8 activations with zero point 0 and applies no correction; with a nonzero zero point it runs another implementation.
-
-Host: x86 CPUs without AVX512_VNNI/AVX_VNNI/AMX, or oneDNN capped below them (ONEDNN_MAX_CPU_ISA=AVX2 or AVX512_CORE); not shown with VNNI
+Measures, under the ONEDNN_MAX_CPU_ISA of the environment, the kernel OpenVINO reports and the results for x = ones over
+weights [1, 1, 1] and [-1, 3, 5], and the fuzz case (depthwise conv1d, w [8, 1]), against exact integer arithmetic and
+against weights rounded to even (2 * round(w / 2)); and the same conv with x_zero_point 1.
 """
 import os
 import sys
