@@ -1,25 +1,7 @@
 """Inductor freezing folds a scalar add after ConvTranspose (C_in != C_out) into a bias of C_in elements: compile error
 
-Project: pytorch/pytorch (https://github.com/pytorch/pytorch/issues)
-Upstream: none found
-Related: https://github.com/pytorch/pytorch/pull/105048 (inductor: conv + binary folding for the freezing path, which added the pass)
-Checked: 2026-11-28, torch 2.13.0+cpu, searched pytorch/pytorch issues for "binary_folding conv_transpose bias", "freezing ConvTranspose expected bias to be 1-dimensional", "inductor freezing conv transpose add scalar"
-
-What happens: with torch._inductor.config.freezing = True, ConvTranspose2d(3, 5, 3, bias=False) followed by "+ 0.5"
-fails to compile: BackendCompilerFailed, "RuntimeError: Given transposed=1, weight of size [3, 5, 3, 3], expected bias
-to be 1-dimensional with 5 elements, but got bias of size [3] instead". The same for a scalar multiply after a
-transposed conv with a bias, and for any per-channel add (shift, BatchNorm) after one with C_out == 1 < C_in ("The
-size of tensor a (C_out) must match the size of tensor b (C_in)"). freezing=False compiles and is right, as is eager.
-
-Expected: the compiled module returns what eager returns, conv_transpose(x, w) + 0.5; the script checks against a
-float64 NumPy transposed convolution.
-
-Mechanism: torch/_inductor/fx_passes/binary_folding.py, _create_new_conv_node: for add/sub it builds the new bias with
-resize_scalar_or_tensor_to_shape(graph, other, (weight.size(0),), ...), i.e. C_in elements for a transposed conv
-(weight (C_in, C_out/groups, *k)), without looking at the convolution's transposed flag; the same weight.size(0) is
-used for mul/div.
-
-Host: any (the pass runs for every device; shown here on CPU).
+Measures: ConvTranspose2d(3, 5, 3) + 0.5 compiled with inductor freezing=True against a float64 reference: the compile
+error, or the output's error. Exit 1 when compilation fails.
 """
 import itertools
 import sys
