@@ -3,9 +3,9 @@
 Kind: wrong-value
 Ask: a fix: exact results without VNNI (the f32-accumulating i8 convolution OpenVINO already runs for a nonzero input zero point is exact), or at least a warning for such models.
 
-What happens: DequantizeLinear -> Conv -> QuantizeLinear compiled where oneDNN has no VNNI (AVX2 CPUs, or ONEDNN_MAX_CPU_ISA=AVX2 / AVX512_CORE as here): uint8 activations 255 against int8 weights 127 over 4 channels, y_scale 1000, give 66 instead of 130 (each pair of products clipped to 32767); int8 activations 1 against a 3-tap kernel of ones give 0 instead of 3 (each weight w acts as 2 * round(w / 2)). On full-range data a 3x3 conv2d 16 -> 6 is 47 units off on 127 of 150 outputs; a depthwise int8 conv1d was 159 units off. With VNNI (and AMX) the same models are exact.
+What happens: DequantizeLinear -> Conv -> QuantizeLinear compiled where oneDNN has no VNNI (AVX2 CPUs, or ONEDNN_MAX_CPU_ISA=AVX2 / AVX512_CORE as here): uint8 activations 255 against int8 weights 127 over 4 channels, y_scale 1000, give 66 instead of 130 (each pair of products clipped to 32767); int8 activations 1 against a 3-tap kernel of ones give 0 instead of 3 (each weight w acts as 2 * round(w / 2)). A 3x3 conv2d 16 -> 6 on full-range data is 47 units off on 127 of 150 outputs; with VNNI the same models are exact.
 
-Expected: exact int32 accumulation (https://onnx.ai/onnx/operators/onnx__QLinearConv.html; QDQ form): 130 and 3, as ONNX Runtime on a VNNI CPU and OpenVINO itself with VNNI give.
+Expected: exact int32 accumulation (https://onnx.ai/onnx/operators/onnx__QLinearConv.html; QDQ form): 130 and 3, as OpenVINO gives with VNNI. The saturation note (https://docs.openvino.ai/latest/pot_saturation_issue.html) covers POT-quantized weights, not QDQ models, nor halved int8-source weights.
 
 Mechanism: OpenVINO's oneDNN: without VNNI the u8 x s8 kernels (jit_avx2_I8, brgconv_avx512_I8 under an AVX512_CORE cap) multiply with vpmaddubsw, whose adjacent-pair sums saturate at int16; for s8 sources src/cpu/x64/jit_uni_x8s8s32x_conv_kernel.cpp and jit_avx512_core_x8s8s32x_conv_kernel.cpp init_conf set weights scale_adjust = 0.5 where !has_int8_vnni.
 
