@@ -10,8 +10,6 @@ module:Class.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from tests.helpers import run_pytest
