@@ -1,13 +1,17 @@
 """[CPU] compile_model fails ("No suitable implementations") for a QDQ Conv on int8 inputs with a nonzero zero point, at the default bf16 inference precision
 
 Kind: valid-refused
-Ask: a fix: compile such a model at the default bf16 inference precision as it compiles at f32 (or fall back to f32 for that node).
+Ask: a fix: compile such a model at the default bf16 precision as it compiles at f32 (or fall back to f32 for that node).
 
-What happens: DequantizeLinear(x int8, zero point 3) -> Conv -> QuantizeLinear, with int8 tensors fed straight into DequantizeLinear, fails in compile_model on a CPU whose default INFERENCE_PRECISION_HINT is bf16 (AVX512_BF16 or AMX; measured on AMD Zen 4 and Intel Xeons): "Check '!implementations.empty()' failed at src/plugins/intel_cpu/src/nodes/executors/executor_factory.hpp:117: No suitable implementations". With INFERENCE_PRECISION_HINT f32 the same model compiles (i8/brgconv_avx512_f32), and so do x_zero_point 0, uint8 inputs, and the usual float -> QuantizeLinear -> DequantizeLinear -> Conv (a u8 convolution), all within one unit of y of exact integer arithmetic (exact on this data). Capping oneDNN (ONEDNN_MAX_CPU_ISA=AVX2) does not change the default precision, nor the failure; with the f32 hint it gives an AVX2 CPU's result (i8/brgconv_avx2_f32).
+What happens: DequantizeLinear(x int8, zero point 3) -> Conv -> QuantizeLinear fails in compile_model on CPUs whose default INFERENCE_PRECISION_HINT is bf16 (AVX512_BF16 or AMX; measured on AMD Zen 4 and Intel Xeons): "Check '!implementations.empty()' failed at src/plugins/intel_cpu/src/nodes/executors/executor_factory.hpp:117: No suitable implementations". With INFERENCE_PRECISION_HINT f32 the same model compiles (i8/brgconv_avx512_f32); x_zero_point 0, uint8 inputs (except in a depthwise Conv 3-D) and the usual float -> QuantizeLinear -> DequantizeLinear -> Conv (a u8 convolution) compile at bf16 too, all within one unit of exact integer arithmetic. ONEDNN_MAX_CPU_ISA=AVX2 leaves the default, and the failure, as they are.
 
 Expected: the model computes y = saturate(round(sum((x - x_zero_point) * w) * x_scale * w_scale / y_scale) + y_zero_point) (https://onnx.ai/onnx/operators/onnx__QLinearConv.html; QDQ form), here [[-54, -45], [-18, -9]].
 
-Mechanism: not located to a line: the executor factory finds no entry of src/plugins/intel_cpu/src/nodes/executors/convolution_implementations.cpp for the configuration the bf16 pipeline gives this int8-input convolution with its zero point; the f32 pipeline finds the dnnl brgconv one.
+Mechanism: not located to a line: the executor factory finds no entry of src/plugins/intel_cpu/src/nodes/executors/convolution_implementations.cpp for the configuration the bf16 pipeline gives a convolution whose input zero point is not fused; the f32 pipeline finds the dnnl brgconv one.
+
+Symptoms:
+- int8 activations with a nonzero zero point, any convolution
+- uint8 activations with a nonzero zero point in a depthwise Conv 3-D (one output channel per group; zero points are not fused there, PR 5563)
 """
 import sys
 import numpy as np
