@@ -2,7 +2,7 @@
 
 Each module renders one page as Markdown from the code that it documents: `cli` from the argparse
 parsers and the pytest plugin's options, `schema` from the case file's JSON Schema, `backends` from the
-`convdiff.backends` registry, `findings` from cases/known_issues.yaml and the corpus. docs/hooks.py hands
+`convdiff.backends` registry, `findings` from cases/known_issues.yaml and the corpus, `properties` from the committed property files. docs/hooks.py hands
 them to MkDocs as generated files; nothing is written into the source tree. Only adapter modules are
 imported, never a framework (an adapter imports its framework in its worker, in setup()).
 """
@@ -61,11 +61,12 @@ def code_span(value: object) -> str:
 
 def pages() -> dict[str, Callable[[], str]]:
     """Site path -> the function that renders it (imported here, so that a page's import error names it)."""
-    from refgen import backends, cli, findings, schema
+    from refgen import backends, cli, findings, properties, schema
 
     return {
         "reference/cli.md": cli.render,
         "reference/schema.md": schema.render,
         "reference/backends.md": backends.render,
         "reference/findings.md": findings.render,
+        "reference/properties.md": properties.render,
     }
