@@ -3,7 +3,7 @@
 Kind: wrong-value
 Ask: a fix: size the buffer in createTransposedInputPadding for the crop offset plus the output length.
 
-What happens: an ONNX ConvTranspose with input 1x2x4, weight 2x1x1, strides 3, pads [1, 1], output_padding 2 compiles for llvm-cpu and has the right shape, 1x1x10, but its last element, which no input reaches, is 10 instead of 0. 10 is channel 1's first input: channel 0's window reads one element past the end of its row, and channel 1's read lands past the whole buffer (whatever memory follows; 0 in this run). With output_padding 1, or pads [0, 0], the result is right. 2-D axes of the same kind go wrong too (up to 6 off on normal data).
+What happens: An ONNX ConvTranspose with input 1x2x4, weight 2x1x1, strides 3, pads [1, 1], output_padding 2 compiles for llvm-cpu and has the right shape, 1x1x10, but its last element, which no input reaches, is 10 instead of 0. 10 is channel 1's first input: channel 0's window reads one element past the end of its row, and channel 1's read lands past the whole buffer (whatever memory follows; 0 in this run). With output_padding 1, or pads [0, 0], the result is right. 2-D axes of the same kind go wrong too (up to 6 off on normal data).
 
 Expected: the ConvTranspose output (https://onnx.ai/onnx/operators/onnx__ConvTranspose.html): the full transposed result cropped by the pads, then output_padding elements that no input reaches: [0, 0, 2002, 0, 0, 3003, 0, 0, 4004, 0].
 

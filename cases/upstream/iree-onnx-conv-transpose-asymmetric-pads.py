@@ -3,7 +3,7 @@
 Kind: valid-refused
 Ask: a feature: lower unequal pads as the symmetric min(begin, end) followed by a slice of the difference, or at least an error that says why.
 
-What happens: iree-compile refuses an ONNX ConvTranspose whose pads differ at the two ends of an axis (1-D, input 3, kernel 3, pads [2, 0]) with only "failed to legalize operation 'torch.operator' that was explicitly marked illegal"; the reason is not shown. auto_pad SAME_UPPER/SAME_LOWER with an odd total padding (kernel 3, strides 2: the common 2x upsampling layer) is refused the same way. Measured in 1-D to 3-D, NCHW and NHWC, float32 and float64. Equal pads compile and are right; ONNX Runtime 1.32 and onnx.reference run both models.
+What happens: IREE's iree-compile refuses an ONNX ConvTranspose whose pads differ at the two ends of an axis (1-D, input 3, kernel 3, pads [2, 0]) with only "failed to legalize operation 'torch.operator' that was explicitly marked illegal"; the reason is not shown. auto_pad SAME_UPPER/SAME_LOWER with an odd total padding (kernel 3, strides 2: the common 2x upsampling layer) is refused the same way. Measured in 1-D to 3-D, NCHW and NHWC, float32 and float64. Equal pads compile and are right; ONNX Runtime 1.32 and onnx.reference run both models.
 
 Expected: pads [x1_begin, x2_begin, ..., x1_end, x2_end, ...] may differ per side (https://onnx.ai/onnx/operators/onnx__ConvTranspose.html); here the full transposed result [1, 12, 123, 230, 300] with 2 elements cropped at the start: [123, 230, 300].
 

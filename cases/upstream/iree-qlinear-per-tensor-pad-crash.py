@@ -3,7 +3,7 @@
 Kind: crash
 Ask: a fix: pad a quantized input with its zero point (the real 0) in the Conv pattern's asymmetric-pads branch, instead of passing a null fill value.
 
-What happens: a QLinearConv with one weight scale (per tensor) and pads [1, 0] on a 1x1x3 uint8 input kills iree-compile with SIGSEGV; the stack dump's innermost torch-mlir frames are mlir::torch::Torch::AtenPadOp::create, called from the DefaultDomainAtoF.cpp pattern. auto_pad SAME_UPPER does the same (even where it works out to no padding, kernel 1), in 1-D to 3-D, grouped, with or without bias. Equal pads and VALID compile and are exact; one weight scale per output channel (computed in float32) compiles the same pads.
+What happens: A QLinearConv with one weight scale (per tensor) and pads [1, 0] on a 1x1x3 uint8 input kills iree-compile with SIGSEGV; the stack dump's innermost torch-mlir frames are mlir::torch::Torch::AtenPadOp::create, called from the DefaultDomainAtoF.cpp pattern. auto_pad SAME_UPPER does the same (even where it works out to no padding, kernel 1), in 1-D to 3-D, grouped, with or without bias. Equal pads and VALID compile and are exact; one weight scale per output channel (computed in float32) compiles the same pads.
 
 Expected: the model compiles and computes QLinearConv with the input padded by x_zero_point (https://onnx.ai/onnx/operators/onnx__QLinearConv.html), as it does with pads [1, 1].
 

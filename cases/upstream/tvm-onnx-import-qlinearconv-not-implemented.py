@@ -3,7 +3,7 @@
 Kind: valid-refused
 Ask: a feature: a QLinearConv converter (the Relay importer had one), for example as DequantizeLinear -> Conv -> QuantizeLinear, which the Relax importer already handles.
 
-What happens: a one-node QLinearConv model (uint8 input 1x1x3x3, zero point 128, int8 weight 1x1x2x2, scales 1) fails in from_onnx with "OpNotImplemented: The following operators are not supported for frontend ONNX: QLinearConv". The same convolution written as DequantizeLinear -> Conv -> QuantizeLinear imports and is exact, as are the QDQ ConvTranspose models. Quantized models exported by ONNX Runtime's quantizer in the QOperator format use QLinearConv.
+What happens: A one-node QLinearConv model (uint8 input 1x1x3x3, zero point 128, int8 weight 1x1x2x2, scales 1) fails in from_onnx with "OpNotImplemented: The following operators are not supported for frontend ONNX: QLinearConv". The same convolution written as DequantizeLinear -> Conv -> QuantizeLinear imports and is exact, as are the QDQ ConvTranspose models. Quantized models exported by ONNX Runtime's quantizer in the QOperator format use QLinearConv.
 
 Expected: y = saturate(round((x - x_zero_point) * (w - w_zero_point) summed * x_scale * w_scale / y_scale) + y_zero_point) (https://onnx.ai/onnx/operators/onnx__QLinearConv.html): here [[116, 112], [104, 100]].
 

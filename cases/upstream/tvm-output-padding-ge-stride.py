@@ -3,7 +3,7 @@
 Kind: valid-refused
 Ask: support output_padding < max(stride, dilation) in relax.op.nn.conv{1,2,3}d_transpose and TOPI, as PyTorch does, so that such models import.
 
-What happens: torch.nn.ConvTranspose1d(1, 1, 2, stride=1, dilation=2, output_padding=1) is valid in PyTorch (x [1, 2, 3], w [1, 10] give [1, 2, 13, 20, 30, 0]), but from_exported_program fails with "ValueError: Conv1dTranspose expects the output padding less than the strides, but the output padding is(1,) while the strides are(1,)". ConvTranspose2d/3d, and relax.op.nn.conv*_transpose called directly, are refused the same way.
+What happens: In PyTorch, torch.nn.ConvTranspose1d(1, 1, 2, stride=1, dilation=2, output_padding=1) is valid (x [1, 2, 3], w [1, 10] give [1, 2, 13, 20, 30, 0]), but from_exported_program fails with "ValueError: Conv1dTranspose expects the output padding less than the strides, but the output padding is(1,) while the strides are(1,)". ConvTranspose2d/3d, and relax.op.nn.conv*_transpose called directly, are refused the same way.
 
 Expected: PyTorch allows an output_padding smaller than either the stride or the dilation (aten: "output padding must be smaller than either stride or dilation"; https://pytorch.org/docs/stable/generated/torch.nn.ConvTranspose1d.html). The extra elements extend the output at the end, here one that no input reaches (0, or the bias). ONNX is less clear: its text says "less than the corresponding stride/dilation dimension" (https://github.com/onnx/onnx/issues/3187 asks what the slash means), and ONNX Runtime 1.32 and onnx.reference both refuse the ONNX form of this model, so the ONNX importer's refusal matches them.
 

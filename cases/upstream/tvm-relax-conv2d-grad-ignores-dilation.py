@@ -3,7 +3,7 @@
 Kind: wrong-value
 Ask: a fix: use the dilated kernel extent, dilation * (kernel - 1) + 1, when conv2d_grad computes output_padding.
 
-What happens: relax.transform.Gradient of sum(R.nn.conv2d(x 1x1x5x5, w 1x1x3x3, strides=4, dilation=2)) returns a grad_input of shape (1, 1, 7, 7) for the 5x5 input: the right values in the top-left 5x5 block, then two extra rows and columns of zeros. Where the output_padding it computes is not below the stride (strides 1, dilation 2, kernel 3), building the gradient fails instead: "Conv2dTranspose expects the output padding less than the strides". grad_weight is right.
+What happens: Taking relax.transform.Gradient of sum(R.nn.conv2d(x 1x1x5x5, w 1x1x3x3, strides=4, dilation=2)) returns a grad_input of shape (1, 1, 7, 7) for the 5x5 input: the right values in the top-left 5x5 block, then two extra rows and columns of zeros. Where the output_padding it computes is not below the stride (strides 1, dilation 2, kernel 3), building the gradient fails instead: "Conv2dTranspose expects the output padding less than the strides". grad_weight is right.
 
 Expected: grad_input has the input's shape; here w's taps scattered every second element of a 5x5 zero array (the adjoint of the dilated convolution).
 

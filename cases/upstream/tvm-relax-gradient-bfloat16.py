@@ -3,7 +3,7 @@
 Kind: valid-refused
 Ask: a feature: count bfloat16 (and the other float codes) as floating point in Gradient's eligibility check, as float16 already is.
 
-What happens: relax.transform.Gradient of a function computing sum(R.nn.conv2d(x, w)) with bfloat16 x and w fails: "The differentiation target must be a float scalar (0-dim Tensor), but the Type of the given target gv is R.Tensor((), dtype="bfloat16")"; with a float32 target the bfloat16 parameters are refused next ("Only Tensors of floating point dtype or Tuples of float Tensors can require gradients"). The same function in float16 or float32 gets its adjoint. bfloat16 is what mixed-precision training commonly uses, and R.nn.conv2d itself accepts it.
+What happens: Taking relax.transform.Gradient of a function computing sum(R.nn.conv2d(x, w)) with bfloat16 x and w fails: "The differentiation target must be a float scalar (0-dim Tensor), but the Type of the given target gv is R.Tensor((), dtype="bfloat16")"; with a float32 target the bfloat16 parameters are refused next ("Only Tensors of floating point dtype or Tuples of float Tensors can require gradients"). The same function in float16 or float32 gets its adjoint. bfloat16 is what mixed-precision training commonly uses, and R.nn.conv2d itself accepts it.
 
 Expected: the adjoint function, as for float16 (bfloat16 is a floating-point dtype: https://tvm.apache.org/docs/reference/api/python/runtime/runtime.html#tvm.runtime.DataType).
 

@@ -3,7 +3,7 @@
 Kind: valid-refused
 Ask: a feature: import 3-D transposed convolutions through relax.op.nn.conv3d_transpose, which exists and which the ONNX importer already uses.
 
-What happens: from_exported_program of torch.nn.ConvTranspose3d (any shape; here 1 -> 1 channel, kernel 2, input 1x1x2x2x2) raises "ValueError: Unsupported transposed convolution dimensionality: 5". ConvTranspose1d and ConvTranspose2d import and are right.
+What happens: Importing torch.nn.ConvTranspose3d with from_exported_program (any shape; here 1 -> 1 channel, kernel 2, input 1x1x2x2x2) raises "ValueError: Unsupported transposed convolution dimensionality: 5". ConvTranspose1d and ConvTranspose2d import and are right.
 
 Expected: the module imports, and the result equals PyTorch's (a 3x3x3 output here). relax.op.nn.conv3d_transpose called directly matches a float64 reference to 4e-8.
 

@@ -3,7 +3,7 @@
 Kind: wrong-value
 Ask: a fix: take out_dtype from the input (or leave it unset) in the convolution converters of from_exported_program.
 
-What happens: a float64 torch.nn.Conv1d imported with from_exported_program returns a float32 tensor computed in float32: x = w = 1/3 gives 0.111111119389534 where PyTorch gives 0.1111111111111111 (a float64 Conv2d(3, 4, 3) is 1.9e-7 off, against 4e-16 in PyTorch). float16 and bfloat16 models return float32 too. With a bias the import fails instead: the float32 convolution meets the model-dtype bias in relax.add ("Binary operators must have the same datatype"), for all three dtypes.
+What happens: A float64 torch.nn.Conv1d imported with from_exported_program returns a float32 tensor computed in float32: x = w = 1/3 gives 0.111111119389534 where PyTorch gives 0.1111111111111111 (a float64 Conv2d(3, 4, 3) is 1.9e-7 off, against 4e-16 in PyTorch). float16 and bfloat16 models return float32 too. With a bias the import fails instead: the float32 convolution meets the model-dtype bias in relax.add ("Binary operators must have the same datatype"), for all three dtypes.
 
 Expected: the model's dtype, as PyTorch computes it (https://pytorch.org/docs/stable/generated/torch.nn.Conv1d.html): a float64 result equal to PyTorch's to about 1e-16.
 
