@@ -132,6 +132,8 @@ class ConvdiffState:
         self.items_left[key] = self.items_left.get(key, 0) - 1
         if self.grouped and self.items_left[key] <= 0 and key in self.workers:
             release([self.workers.pop(key)])
+        if self.items_left[key] <= 0 and key in self.shadows:
+            self.shadows.pop(key).stop()
 
     def plan(self, items: list[pytest.Item]) -> None:
         """Note each target's cases among the collected items, for Backend.prepare (batched builds)."""
@@ -205,6 +207,8 @@ class ConvdiffState:
 
     def close(self) -> None:
         stop_all(list(self.workers.values()))
+        for shadows in self.shadows.values():
+            shadows.stop()
         POOL.close()
 
 
@@ -298,6 +302,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         workeroutput["convdiff_cases_seen"] = sum(map(len, st.collected.values())) if st is not None else 0
 
 
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: without xdist installed, pytest must not know it
 def pytest_testnodedown(node: Any, error: Any) -> None:
     """xdist's controller: what a worker collected (every worker collects every item)."""
     out = getattr(node, "workeroutput", None) or {}
