@@ -1,27 +1,8 @@
-"""Paddle Inference (oneDNN): in a float64 model, a multiply by a Python scalar right after an elementwise op is silently dropped
+"""Paddle Inference (oneDNN): float64 multiply by a Python scalar right after an elementwise op
 
-Project: PaddlePaddle/Paddle (https://github.com/PaddlePaddle/Paddle/issues)
-Upstream: none found
-Related: https://github.com/PaddlePaddle/Paddle/pull/48400 (elementwise + scale oneDNN fuse pass); https://github.com/PaddlePaddle/Paddle/issues/47357 (a float64 model meeting a oneDNN fuse pass)
-Checked: 2026-11-28, paddlepaddle 3.3.1 (CPU), searched PaddlePaddle/Paddle issues for "operator_scale_onednn_fuse_pass float64", "scale dropped float64 inference mkldnn", "elementwise scale fuse wrong result"
-
-What happens: a paddle.jit.save'd float64 layer computing (x * c) * s (c a (1, 4, 1) parameter, s = -1.9897 a Python
-float), run by a CPU paddle.inference predictor with oneDNN on (the default), returns x * c exactly: the scalar
-multiply is gone, 13.1 away from the float64 reference. The same for (x / c) * s (5.2 off) and (x + c) * s (14 off),
-and in a conv model: F.conv2d_transpose(x, w, b) * s (NCHW, 3->4 channels, bias) returns the unscaled conv (to
-1.8e-15), 38 off. No error, no warning; the same with switch_ir_optim(False). With
-config.delete_pass("operator_scale_onednn_fuse_pass") or config.disable_mkldnn() the scalar is applied (7e-9 off:
-s rounded to float32, a separate defect of the static graph); float32 is right.
-
-Expected: (x * c) * s as eager paddle and the float32 model compute it. The reference here is the same expression in
-float64 NumPy; the check allows s rounded to float32 (twice |float32(s) - s| * max|y|).
-
-Mechanism: operator_scale_onednn_fuse_pass (PR 48400 for elementwise ops) folds the scale into the preceding
-elementwise op as its fused scale; deleting that pass restores the multiply. oneDNN has no float64 elementwise
-kernel, so the float64 fused op runs on a kernel that, as measured, computes the elementwise op and ignores the fused
-scale; which kernel that is was not traced. The bias add of an NCHW conv_transpose is such an elementwise add.
-
-Host: Paddle Inference with oneDNN on (Config.mkldnn_enabled(): the CPU default of the x86 wheel in 3.3.1).
+Runs saved float64 (x * c) * s, (x / c) * s, (x + c) * s and conv2d_transpose(x, w, b) * s through a CPU
+predictor, with delete_pass("operator_scale_onednn_fuse_pass"), disable_mkldnn() and float32 as controls, against
+a float64 reference and against the multiply's input. Exit 1 when the scalar is dropped.
 """
 import os
 import sys

@@ -1,26 +1,8 @@
-"""Paddle Inference (oneDNN): a float64 relu(x + c) returns x + c (elementwise_act_onednn_fuse_pass drops the activation)
+"""Paddle Inference (oneDNN): float64 activations after an elementwise add or multiply
 
-Project: PaddlePaddle/Paddle (https://github.com/PaddlePaddle/Paddle/issues)
-Upstream: none found
-Related: https://github.com/PaddlePaddle/Paddle/pull/63516 (PIR elementwise_act_onednn_fuse_pass); https://github.com/PaddlePaddle/Paddle/issues/47357 (a float64 model meeting a oneDNN fuse pass)
-Checked: 2026-11-28, paddlepaddle 3.3.1 (CPU), searched PaddlePaddle/Paddle issues for "elementwise_act_onednn_fuse_pass float64", "float64 relu dropped inference mkldnn", "fused_elementwise_add fuse_activation float64"
-
-What happens: the minimal form of the defect behind conv_transpose + bias + relu going wrong in float64 Paddle
-Inference models (a separate report shows it through a conv). A paddle.jit.save'd float64 layer computing
-F.relu(x + c) (c a (1, 4, 1) parameter), run by a CPU paddle.inference predictor with oneDNN on (the default),
-returns x + c exactly: 2.99 away from the float64 reference. tanh(x + c) and sigmoid(x + c) return x + c, relu(x * c)
-returns x * c. No error, no warning. The same with switch_ir_optim(False); right with
-config.delete_pass("elementwise_act_onednn_fuse_pass"), with config.disable_mkldnn(), in float32, and for relu(x).
-
-Expected: relu(x + c) (tanh, sigmoid, relu(x * c)), as eager paddle and the float32 model give; the reference here is
-the same expression in float64 NumPy.
-
-Mechanism: elementwise_act_onednn_fuse_pass (PR 63516) fuses the add/multiply and the activation into onednn_op
-fused_elementwise_add/mul with fuse_activation set; deleting that pass restores the activation. oneDNN has no float64
-elementwise kernel, so the float64 fused op runs on a kernel that, as measured, computes the elementwise op and
-ignores fuse_activation; which kernel that is was not traced.
-
-Host: Paddle Inference with oneDNN on (Config.mkldnn_enabled(): the CPU default of the x86 wheel in 3.3.1).
+Runs saved float64 relu/sigmoid(conv2d_transpose(x, w, b)), relu(x + c), tanh(x + c), relu(x * c) and relu(x)
+through a CPU predictor, with delete_pass("elementwise_act_onednn_fuse_pass"), disable_mkldnn() and float32 as
+controls, against a float64 reference and against the activation's input. Exit 1 when the activation is dropped.
 """
 import os
 import sys
@@ -34,6 +16,21 @@ warnings.filterwarnings("ignore", message="no variable in your model")  # relu(x
 import paddle
 import paddle.nn.functional as F
 from paddle.static import InputSpec
+
+
+def conv_transpose_ref(x, w, stride, groups=1):
+    """float64 transposed conv, NC* layout, w (C_in, C_out/groups, *k), no padding: each input element scatters
+    x * w over the kernel span."""
+    x, w = x.astype(np.float64), w.astype(np.float64)
+    k, cg, og = w.shape[2:], x.shape[1] // groups, w.shape[1]
+    full = [(n - 1) * s + kk for n, s, kk in zip(x.shape[2:], stride, k)]
+    y = np.zeros((x.shape[0], og * groups, *full))
+    for g in range(groups):
+        for tap in np.ndindex(*k):
+            win = tuple(slice(t, t + (n - 1) * s + 1, s) for t, n, s in zip(tap, x.shape[2:], stride))
+            y[(slice(None), slice(g * og, (g + 1) * og), *win)] += np.einsum(
+                "nc...,co->no...", x[:, g * cg:(g + 1) * cg], w[(slice(g * cg, (g + 1) * cg), slice(None), *tap)])
+    return y
 
 
 def error_line(exc):
@@ -87,19 +84,27 @@ ONEDNN = bool(probe.mkldnn_enabled())
 print(f"paddle {paddle.__version__} (commit {paddle.version.commit[:10]}); CPU predictor oneDNN by default: {ONEDNN} "
       f"(Config.mkldnn_enabled()); AVX-512F: {paddle.base.core.supports_avx512f()}")
 rng = np.random.default_rng(0)
+x4 = rng.standard_normal((1, 3, 5, 5))
+w4 = rng.standard_normal((3, 4, 3, 3))
+b4 = rng.standard_normal(4)
+pre = conv_transpose_ref(x4, w4, [1, 1]) + b4.reshape(1, -1, 1, 1)  # float64, before the activation
 X = rng.standard_normal((1, 4, 5))
 C = rng.standard_normal((1, 4, 1))
+sigmoid = (lambda a: 1 / (1 + np.exp(-a)))
 # (what, forward, params, input, activated reference, the activation's input)
 CASES = [
+    ("relu(conv2d_transpose(x, w, b))", lambda t, w, b: F.relu(F.conv2d_transpose(t, w, b)), [w4, b4], x4,
+     np.maximum(pre, 0), pre),
+    ("sigmoid(conv2d_transpose(x, w, b))", lambda t, w, b: F.sigmoid(F.conv2d_transpose(t, w, b)), [w4, b4], x4,
+     sigmoid(pre), pre),
     ("relu(x + c)", lambda t, c: F.relu(paddle.add(t, c)), [C], X, np.maximum(X + C, 0), X + C),
     ("tanh(x + c)", lambda t, c: paddle.tanh(paddle.add(t, c)), [C], X, np.tanh(X + C), X + C),
-    ("sigmoid(x + c)", lambda t, c: F.sigmoid(paddle.add(t, c)), [C], X, 1 / (1 + np.exp(-(X + C))), X + C),
     ("relu(x * c)", lambda t, c: F.relu(paddle.multiply(t, c)), [C], X, np.maximum(X * C, 0), X * C),
     ("relu(x)", lambda t, c: F.relu(t), [C], X, np.maximum(X, 0), X),
 ]
 shown = False
 for what, fwd, params, x, ref, before in CASES:
-    first = what == "relu(x + c)"
+    first = what.startswith("relu(conv2d_transpose")
     for label, dtype, kw in [("float64", "float64", {}),
                              ("float64, switch_ir_optim(False)", "float64", {"ir_optim": False}),
                              ("float64, delete_pass(elementwise_act_onednn_fuse_pass)", "float64", {"delete": True}),

@@ -1,25 +1,8 @@
-"""Paddle Inference (oneDNN): float64 channels-last conv1d_transpose/conv2d_transpose with a bias is refused (pd_op.conv2d_transpose_bias has no float64 kernel)
+"""Paddle Inference (oneDNN): float64 channels-last conv1d/conv2d_transpose with a bias
 
-Project: PaddlePaddle/Paddle (https://github.com/PaddlePaddle/Paddle/issues)
-Upstream: none found
-Related: https://github.com/PaddlePaddle/Paddle/pull/62241 (added the oneDNN op conv2d_transpose_bias); https://github.com/PaddlePaddle/Paddle/issues/47357 (a float64 model meeting a oneDNN fuse pass)
-Checked: 2026-11-28, paddlepaddle 3.3.1 (CPU), searched PaddlePaddle/Paddle issues for "conv2d_transpose_bias float64", "kernel output args (0) defs should equal op outputs (1)", "conv2d_transpose_bias_fuse_pass float64"
-
-What happens: a paddle.jit.save'd float64 layer computing F.conv2d_transpose(x, w, b, data_format="NHWC") (3->4
-channels, 3x3 kernel, stride 2) or F.conv1d_transpose(x, w, b, data_format="NLC"), run by a CPU paddle.inference
-predictor with oneDNN on (the default), is refused: "(PreconditionNotMet) op [pd_op.conv2d_transpose_bias] kernel
-output args (0) defs should equal op outputs (1)". The same with switch_ir_optim(False). It runs and matches a
-float64 NumPy reference with config.disable_mkldnn(), in NCHW layout, and in float32.
-
-Expected: the model runs: the fuse pass should leave a float64 conv2d_transpose + bias alone when the fused op has
-no float64 kernel (as the float64 NCHW model shows, it can). The reference here is a float64 NumPy transposed
-convolution plus the bias.
-
-Mechanism: with oneDNN on, the conv2d_transpose_bias fuse pass rewrites conv2d_transpose + add into
-pd_op.conv2d_transpose_bias whatever the dtype; the kernel lookup (paddle/fluid/pir/transforms/pd_op_to_kernel_pass.cc)
-finds no float64 kernel and fails with the message above. Why NCHW float64 escapes it is not known.
-
-Host: Paddle Inference with oneDNN on (Config.mkldnn_enabled(): the CPU default of the x86 wheel in 3.3.1).
+Runs saved float64 NHWC conv2d_transpose and NLC conv1d_transpose with a bias (3->4, kernel 3, stride 2) through a
+CPU predictor, with the controls (switch_ir_optim(False), disable_mkldnn(), NCHW, float32) against a float64
+reference. Exit 1 when a valid float64 model is refused (pd_op.conv2d_transpose_bias).
 """
 import os
 import sys

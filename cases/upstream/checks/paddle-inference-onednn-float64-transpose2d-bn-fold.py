@@ -1,28 +1,8 @@
-"""Paddle Inference (oneDNN): a float64 conv2d_transpose followed by batch_norm is refused (the batch norm fold is float32-only)
+"""Paddle Inference (oneDNN): float64 conv2d_transpose followed by batch_norm
 
-Project: PaddlePaddle/Paddle (https://github.com/PaddlePaddle/Paddle/issues)
-Upstream: none found
-Related: https://github.com/PaddlePaddle/Paddle/pull/37799 (conv_transpose_bn_fuse_pass); https://github.com/PaddlePaddle/Paddle/issues/47357 (a float64 model meeting a oneDNN fuse pass)
-Checked: 2026-11-28, paddlepaddle 3.3.1 (CPU), searched PaddlePaddle/Paddle issues for "conv2d_transpose_bn_fuse_pass float64", "conv_transpose batch_norm fuse float64", "The type of data we are trying to retrieve (float64) does not match"
-
-What happens: a paddle.jit.save'd float64 layer computing F.batch_norm(F.conv2d_transpose(x, w), ...) (no conv bias,
-3->4 channels, 3x3 kernel), run by a CPU paddle.inference predictor with oneDNN on (the default), is refused:
-"InvalidArgumentError: The type of data we are trying to retrieve (float64) does not match the type of data
-(float32) currently contained in the container", in NCHW and NHWC, stride 1 and 2, and with switch_ir_optim(False).
-It runs and matches a float64 NumPy reference with config.disable_mkldnn(), in float32, with a conv bias, and for
-conv1d_transpose -> batch_norm (no such fold).
-
-Expected: the model runs (the fold should skip float64, or fold in float64). The reference here is a float64 NumPy
-transposed convolution followed by (y - mean) / sqrt(var + eps) * gamma + beta; up to 1e-12 remains where it runs,
-Paddle's batch_norm epsilon being a float32 attribute.
-
-Mechanism: the batch norm is folded into the conv2d_transpose by conv2d_transpose_bn_fuse_pass:
-config.delete_pass("conv2d_transpose_bn_fuse_pass") makes the float64 model run (deleting
-conv2d_transpose_bias_bn_fuse_pass or conv2d_transpose_bias_fuse_pass does not). The fold leaves a float32 tensor
-behind that a float64 kernel then reads (the error). The float64 conv2d -> batch_norm fold
-(conv2d_bn_onednn_fuse_pass) fails with the same message.
-
-Host: Paddle Inference with oneDNN on (Config.mkldnn_enabled(): the CPU default of the x86 wheel in 3.3.1).
+Runs saved float64 conv2d_transpose -> batch_norm (NCHW stride 1, NHWC stride 2) through a CPU predictor, with the
+controls (switch_ir_optim(False), disable_mkldnn(), a bias, float32, conv1d_transpose) against a float64
+reference. Exit 1 when a valid float64 model is refused (the float32 batch-norm fold).
 """
 import os
 import sys

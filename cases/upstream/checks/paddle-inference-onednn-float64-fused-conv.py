@@ -1,29 +1,9 @@
-"""Paddle Inference (oneDNN): a float64 conv with a bias or a following activation is refused (pd_op.fused_conv2d/3d has no float64 kernel)
+"""Paddle Inference (oneDNN): float64 conv with a bias or a following activation or batch norm
 
-Project: PaddlePaddle/Paddle (https://github.com/PaddlePaddle/Paddle/issues)
-Upstream: none found
-Related: https://github.com/PaddlePaddle/Paddle/issues/47357 (a float64 model meeting a oneDNN fuse pass); https://github.com/PaddlePaddle/PaddleX/pull/4713 (onednn_placement_pass)
-Checked: 2026-11-28, paddlepaddle 3.3.1 (CPU), searched PaddlePaddle/Paddle issues for "Ctx should have corresponding OpInfo pd_op.fused_conv2d", "fused_conv2d float64", "conv2d_bn_onednn_fuse_pass float64", "The type of data we are trying to retrieve (float64) does not match"
-
-What happens: paddle.jit.save'd float64 layers run by a CPU paddle.inference predictor with oneDNN on (the default)
-are refused when the conv meets a fuse pass: NCHW conv2d + bias, NCL conv1d + bias and NCDHW conv3d + bias raise
-"(Fatal) Ctx should have corresponding OpInfo pd_op.fused_conv2d" (fused_conv3d for the 3-D conv) from
-pd_op_to_kernel_pass.cc; NCHW conv2d (no bias) -> relu is refused the same way; conv2d -> batch_norm raises
-"The type of data we are trying to retrieve (float64) does not match the type of data (float32) currently contained
-in the container". The same with switch_ir_optim(False). The same models run and match a float64 NumPy reference
-with config.disable_mkldnn() (to 1.4e-14; the batch norm to 3.7e-12, its epsilon attribute being a float32), and in
-float32; a float64 conv2d without bias or epilogue runs.
-
-Expected: the float64 models run (the fuse passes should skip a dtype their fused op has no kernel for, or the op
-should get a float64 kernel). The reference here is a float64 NumPy cross-correlation plus the bias, relu or batch
-norm.
-
-Mechanism: with oneDNN on, conv2d_bias_fuse_pass / conv3d_bias_fuse_pass and the conv + activation fuse pass rewrite
-the conv into onednn_op.fused_conv2d / fused_conv3d whatever the dtype, and pd_op_to_kernel_pass finds no float64
-kernel for it; conv2d_bn_onednn_fuse_pass folds the batch norm into float32 weights and scale (hence the float64 vs
-float32 type error). Which pass builds which op is read from the error messages and pass logs, not from the source.
-
-Host: Paddle Inference with oneDNN on (Config.mkldnn_enabled(): the CPU default of the x86 wheel in 3.3.1).
+Runs saved float64 NCHW conv2d/NCL conv1d/NCDHW conv3d with a bias, conv2d -> relu and conv2d -> batch_norm (3->4,
+kernel 3) through a CPU predictor, oneDNN on, with switch_ir_optim(False), with config.disable_mkldnn() and in
+float32, against a float64 reference: refused (pd_op.fused_conv2d/3d, the float32 batch-norm fold) or the error.
+Exit 1 when a valid float64 model is refused.
 """
 import os
 import sys
