@@ -26,13 +26,15 @@ from harness.numerics.relations import PROCESS_RELATIONS, Variant, applies, vari
 
 @dataclass
 class RelationPlan:
-    """Which relations a run judges, and on which cases (`chosen`: a fixed sample; None: every case)."""
+    """Which relations a run judges, and where: `chosen(backend, case)` (a fixed sample, which may be sparser
+    on the backends that build a model per case: every derived run is a build there); None: everywhere."""
 
     names: tuple[str, ...]
-    chosen: Callable[[Case], bool] | None = None
+    chosen: Callable[[str, Case], bool] | None = None
 
-    def for_case(self, case: Case) -> tuple[str, ...]:
-        if not self.names or (self.chosen is not None and not self.chosen(case)):
+    def for_case(self, case: Case, backend: str | None = None) -> tuple[str, ...]:
+        """The relations for the case on `backend` (None: on any backend that runs it)."""
+        if not self.names or (self.chosen is not None and backend is not None and not self.chosen(backend, case)):
             return ()
         return tuple(n for n in self.names if applies(case, n))
 
@@ -51,26 +53,33 @@ class CaseRelations:
     runs: dict[str, Variant]
     wires: dict[str, bytes] = field(default_factory=dict)
 
-    def keys(self, process: str) -> list[str]:
-        return [k for k, v in self.runs.items() if v.process == process]
+    def keys(self, process: str, names: tuple[str, ...] | None = None) -> list[str]:
+        """The runs of `process` the relations `names` (default: all of the case's) need, in a fixed order."""
+        want = None if names is None else {k for n in names for k in needed(n, self.case, self.runs)}
+        return [k for k, v in self.runs.items() if v.process == process and (want is None or k in want)]
 
 
-def prepare_relations(plan: RelationPlan | None, case: Case, inputs: Inputs, oracle: tuple | None) -> CaseRelations | None:
-    names = plan.for_case(case) if plan is not None else ()
+def prepare_relations(plan: RelationPlan | None, case: Case, inputs: Inputs, oracle: tuple | None,
+                      backends: list[str] | None = None) -> CaseRelations | None:
+    """The runs of the relations the plan gives the case on any of `backends` (None: on any backend)."""
+    if plan is None:
+        return None
+    found = [plan.for_case(case, b) for b in backends] if backends is not None else [plan.for_case(case)]
+    names = tuple(n for n in plan.names if any(n in f for f in found))
     if not names:
         return None
     runs = variants(case, inputs, oracle, names)
     return CaseRelations(case, names, runs, {k: run_message(v.case, v.inputs) for k, v in runs.items() if v.process == "main"})
 
 
-def submit_variants(worker: Worker, rel: CaseRelations) -> None:
-    for key in rel.keys("main"):
+def submit_variants(worker: Worker, rel: CaseRelations, names: tuple[str, ...]) -> None:
+    for key in rel.keys("main", names):
         worker.submit(rel.runs[key].case, rel.runs[key].inputs, rel.wires.get(key))
 
 
-def collect_variants(worker: Worker, rel: CaseRelations, timeout: float) -> dict[str, dict[str, Any]]:
+def collect_variants(worker: Worker, rel: CaseRelations, timeout: float, names: tuple[str, ...]) -> dict[str, dict[str, Any]]:
     """The sub-payloads of the main-process variants, in the order submit_variants sent them."""
-    return {key: worker.collect(timeout) for key in rel.keys("main")}
+    return {key: worker.collect(timeout) for key in rel.keys("main", names)}
 
 
 def attach(payload: dict[str, Any], rel: CaseRelations, subs: dict[str, dict[str, Any]],
@@ -109,14 +118,14 @@ class Shadows:
                 w.ready()
             self.started = True
 
-    def run(self, rel: CaseRelations, timeout: float) -> dict[str, dict[str, Any]]:
-        """Sub-payloads of the case's `second` and `threads` runs (an unavailable or setting-less worker: the
-        reason, as the runs' status)."""
+    def run(self, rel: CaseRelations, timeout: float, names: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+        """Sub-payloads of the `second` and `threads` runs the relations `names` need (an unavailable or
+        setting-less worker: the reason, as the runs' status)."""
         self._start()
         sent: list[tuple[str, Worker]] = []
         out: dict[str, dict[str, Any]] = {}
         for process, w in self.workers.items():
-            for key in rel.keys(process):
+            for key in rel.keys(process, names):
                 if process == "threads" and w.threads_reason:
                     out[key] = unsupported(w.threads_reason)
                 elif w.reason:
@@ -148,6 +157,7 @@ class Deferred:
     prepared: tuple
     payload: dict[str, Any]
     rel: CaseRelations
+    names: tuple[str, ...]  # the deferred relations this case has on this target
 
 
 def run_deferred(deferred: dict[tuple[str, str, int | None], list[Deferred]], names: tuple[str, ...], timeout: float,
@@ -158,8 +168,9 @@ def run_deferred(deferred: dict[tuple[str, str, int | None], list[Deferred]], na
         shadows = Shadows(backend, device, threads)
         try:
             for d in items:
-                subs = shadows.run(d.rel, timeout)
-                payload = {**attach(d.payload, d.rel, subs, tuple(n for n in d.rel.names if n in names)),
+                mine = tuple(n for n in d.names if n in names)
+                subs = shadows.run(d.rel, timeout, mine)
+                payload = {**attach(d.payload, d.rel, subs, mine),
                            "only_relations": True, "threads_note": shadows.threads_note}
                 for rec in judge(d.prepared[0], shadows.workers["second"], payload, d.prepared):
                     sink(rec)
@@ -176,11 +187,11 @@ def run_relations(worker: Worker, shadows: Callable[[], Shadows] | None, case: C
     rel = prepare_relations(RelationPlan(names), case, inputs, oracle)
     if rel is None or payload["status"] != "ok":
         return {**payload, "relation_names": names}
-    submit_variants(worker, rel)
-    subs = collect_variants(worker, rel, timeout)
+    submit_variants(worker, rel, rel.names)
+    subs = collect_variants(worker, rel, timeout, rel.names)
     note = ""
     if shadows is not None and any(v.process != "main" for v in rel.runs.values()):
         target = shadows()
-        subs.update(target.run(rel, timeout))
+        subs.update(target.run(rel, timeout, rel.names))
         note = target.threads_note
     return {**attach(payload, rel, subs, rel.names), "threads_note": note}

@@ -147,11 +147,11 @@ class Lane:
             chosen = [w for w in self.workers if select is None or select(w.backend, prepared[0])]
             runs = [w for w in chosen if w.declines(prepared[0]) is None]
             wire = run_message(prepared[0], prepared[1]) if runs else None
-            rel = prepare_relations(self.relations, *prepared[:3]) if runs else None
+            rel = prepare_relations(self.relations, *prepared[:3], [w.backend for w in runs]) if runs else None
             for w in runs:
                 w.submit(prepared[0], prepared[1], wire)
-                if rel is not None:
-                    submit_variants(w, rel)  # right behind the case: collected in finish() in the same order
+                if rel is not None:  # right behind the case: collected in finish() in the same order
+                    submit_variants(w, rel, self.relation_names(rel, w))
             size = input_bytes(prepared[1])
             queued += size if pending else 0
             pending.append((prepared, chosen, size, rel))
@@ -169,14 +169,22 @@ class Lane:
         for w in workers:
             declined = w.declines(prepared[0])
             payload = declined or w.collect(timeout)
-            if rel is not None and declined is None:
-                payload = attach(payload, rel, collect_variants(w, rel, timeout), rel.names)
-                if later and payload["status"] == "ok":  # the process relations: after the lane (run_deferred)
-                    payload["relation_names"] = tuple(n for n in rel.names if n not in later)
+            names = self.relation_names(rel, w) if rel is not None and declined is None else ()
+            if names:
+                payload = attach(payload, rel, collect_variants(w, rel, timeout, names), names)
+                mine = tuple(n for n in names if n in later)
+                if mine and payload["status"] == "ok":  # the process relations: after the lane (run_deferred)
+                    payload["relation_names"] = tuple(n for n in names if n not in later)
                     key = (w.backend, w.device, w.threads)
-                    self.deferred.setdefault(key, []).append(Deferred(prepared, keep_for_later(payload, rel, later), rel))
+                    self.deferred.setdefault(key, []).append(
+                        Deferred(prepared, keep_for_later(payload, rel, mine), rel, mine))
             for rec in judge(prepared[0], w, payload, prepared):
                 sink(rec)
+
+    def relation_names(self, rel: Any, w: Worker) -> tuple[str, ...]:
+        """The relations of a case on this worker's backend (the plan may sample its cases per backend)."""
+        assert self.relations is not None
+        return tuple(n for n in self.relations.for_case(rel.case, w.backend) if n in rel.names)
 
     def stop(self) -> None:
         workers, self.workers = self.workers, []  # once: run_cases stops the lanes before the deferred relations
