@@ -86,9 +86,10 @@ def test_every_known_issue_has_an_anchor(site: Path) -> None:
     assert not missing, f"known issues without an anchor in the findings catalog: {missing}"
     text = text_of(html)
     assert f"the {len(entries)} entries of" in text
-    for e in entries:  # every reproducer that exists is shown under its entry
-        if (ROOT / "cases" / "upstream" / f"{e['id']}.py").exists():
-            assert f"cases/upstream/{e['id']}.py" in text, e["id"]
+    for e in entries:  # every snippet that exists is shown under its entries (one per root cause)
+        root = e.get("root", e["id"])
+        if (ROOT / "cases" / "upstream" / f"{root}.py").exists():
+            assert f"cases/upstream/{root}.py" in text, e["id"]
 
 
 def test_cli_reference_lists_every_subcommand_and_option(site: Path) -> None:

@@ -1,327 +1,40 @@
-"""cases/upstream/: the upstream-ready reproducers keep their contract, and `convdiff upstream` reports any entry.
+"""`convdiff upstream`: entries' upstream fields, roots, the report pipeline, --check, --latest's record, --draft.
 
-The contract (cases/upstream/README.md): every known issue whose link says "none found" has `<id>.py` and
-`<id>.md`; each script's docstring has the fixed shape; it runs on every host and exits 1 where its entry
-applies (the entry's host selector matches the live host facts of its backend, or it has none, and `pass` is
-not among its outcomes), 0 or 1 elsewhere, never with a traceback; each `.md` embeds its script verbatim and
-the docstring's title and sections (regenerate: `convdiff upstream <id> --out cases/upstream`).
-
-Time: the scripts run forked from the warm framework templates (tests/helpers.py run_named_scripts), grouped
-by framework, so each framework is imported once, not once per script (2026-11-28, this 2-core host: 95 scripts
-in 86 s of wall in a pytest process of their own, every framework imported cold). Under make test, the scripts that start fresh interpreters of their own
-(`starts_interpreters`: each child imports its framework again) or export and lower a model with ExecuTorch
-(`NIGHTLY_IMPORTS`) are skipped: the nightly's `convdiff upstream --check` step runs every script in a fresh
-interpreter against the same contract, and CONVDIFF_FULL_TESTS=1 runs them here too.
+The reports of cases/upstream/ themselves (word counts, snippet lines, vocabulary, each snippet run as a
+maintainer would) are tests/test_upstream_reports.py's. Here: the machinery, on fixtures and a few real runs
+(2026-11-29, 2-core AMD EPYC Zen 4: about 25 s in all, most of it one witness run on torch and a mutant and
+two draft snippets run with torch).
 """
 
 from __future__ import annotations
 
 import json
-import os
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from harness.commands.cli import main
-from harness.commands.smoke_select import FULL_TESTS_ENV
-from harness.commands.upstream import build, check, entry_of, resolve, scripts
-from harness.commands.upstream_build import imported, witness
-from harness.commands.upstream_contract import LiveFacts, contract
-from harness.execution.host import cpu_facts
+from harness.commands.upstream.build import build
+from harness.commands.upstream.check import check
+from harness.commands.upstream.latest import record_latest
+from harness.commands.upstream.subjects import resolve, roots, tally, with_reports
+from harness.execution.records import Record
+from harness.judge.entry_upstream import Latest
 from harness.judge.known_issues import KnownIssues, layered, load_known_issues
-from reports.upstream import SECTIONS, parse_docstring, render
+from harness.model.build import make_case
+from reports.upstream.body import body_of, render
+from reports.upstream.docstring import parse_snippet
+from reports.upstream.environment import FORMS, environment_block
+from reports.upstream.others import classify, disagreement, table
 
 pytestmark = pytest.mark.xdist_group("test_upstream")
 
 ROOT = Path(__file__).resolve().parents[1]
-UPSTREAM = ROOT / "cases" / "upstream"
 KNOWN = load_known_issues(ROOT / "cases" / "known_issues.yaml")
-SCRIPTS = sorted(p.stem for p in UPSTREAM.glob("*.py"))
-BY_ID = {e.id: e for e in KNOWN.entries}
-ENTRY = {i: entry_of(i, KNOWN) for i in SCRIPTS}  # by id, or the entry that names it as a further reproducer
-REPORTS = sorted(p.stem for p in UPSTREAM.glob("*.md") if p.stem != "README" and (UPSTREAM / f"{p.stem}.py").exists())
-FULL = os.environ.get(FULL_TESTS_ENV, "") not in ("", "0")
-
-
-NIGHTLY_IMPORTS = {"executorch"}  # exports and lowers a model in every run: 2.5 to 9.4 s each, forked, on this host
-
-
-def nightly_only(source: str) -> bool:
-    """Left to the nightly under make test: starts interpreters of its own, or imports NIGHTLY_IMPORTS."""
-    return starts_interpreters(source) or bool(NIGHTLY_IMPORTS.intersection(imported(source)))
-
-
-def starts_interpreters(source: str) -> bool:
-    """A script that runs parts of itself in fresh interpreters (a crash provoked in a child, a cache read under
-    another ISA setting): each child imports its framework again, which forking cannot save (2026-11-28, this
-    2-core host: litert-int8-calibration-ignores-failed-invoke 60 CPU-s in eight children,
-    inductor-fx-cache-ignores-aten-capability 43, paddle-inference-onednn-conv2d-leaky-relu-segfault 10; the
-    others 0.3 to 7 beyond their framework's import). The nightly's (module docstring)."""
-    return "sys.executable" in source
-
-
-# --- (a) every "none found" entry has its report -----------------------------------------------------------
-
-
-def test_every_none_found_entry_has_its_script_and_report() -> None:
-    none_found = [e.id for e in KNOWN.entries if e.link.lower().startswith("none found")]
-    missing = [f"{i}.{ext}" for i in none_found for ext in ("py", "md") if not (UPSTREAM / f"{i}.{ext}").exists()]
-    assert not missing, f"{len(missing)} missing in cases/upstream/ (of {len(none_found)} entries):\n" + "\n".join(missing)
-
-
-NO_ENTRY = {"inductor-fx-cache-ignores-aten-capability",  # inductor's on-disk cache, not a case (README.md)
-            # the reduction without a conv of paddle-inference-onednn-float64-transpose-bias-act's pass
-            "paddle-inference-onednn-float64-elementwise-act-dropped"}
-
-
-def test_every_script_names_a_known_issue() -> None:
-    """A script is named by its entry's id (or named in its entry's reason, a further reproducer): one whose entry
-    was renamed or removed is held to no contract."""
-    orphans = [i for i in SCRIPTS if ENTRY[i] is None and i not in NO_ENTRY]
-    assert not orphans, f"scripts in cases/upstream/ named after no known issue: {orphans}"
-
-
-# --- (d) each docstring has the contract's shape -------------------------------------------------------------
-
-
-@pytest.mark.parametrize("ident", SCRIPTS)
-def test_docstring_follows_the_contract(ident: str) -> None:
-    path = UPSTREAM / f"{ident}.py"
-    source = path.read_text()
-    doc = parse_docstring(source)
-    problems = [f"{path.relative_to(ROOT)}:{p.removeprefix('line ')}" for p in doc.problems]
-    problems += [f"imports {m}: a reproducer needs NumPy and the framework only" for m in imported(source)
-                 if m in ("harness", "backends", "reports", "convdiff", "tests")]
-    entry = ENTRY[ident]
-    if entry is not None and not doc.problems:
-        if entry.tracker and doc.project != entry.tracker:
-            problems.append(f"Project {doc.project} but the entry's tracker is {entry.tracker}")
-        if doc.comment_for and doc.comment_for not in entry.link:
-            problems.append(f"a comment for {doc.comment_for}, which the entry's link does not name: {entry.link}")
-        if not doc.comment_for and not entry.link.lower().startswith("none found"):
-            problems.append(f"Upstream: none found, but the entry links {entry.link}")
-    assert not problems, "\n".join(problems)
-
-
-# --- (c) each report is current -------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("ident", REPORTS)
-def test_report_is_current(ident: str) -> None:
-    source = (UPSTREAM / f"{ident}.py").read_text()
-    md = (UPSTREAM / f"{ident}.md").read_text()
-    doc = parse_docstring(source)
-    stale = [] if f"```python\n{source.rstrip()}\n```" in md else ["the script, verbatim"]
-    stale += [] if md.startswith(f"# {doc.title}\n") else ["the title"]
-    sections = {**doc.sections, **{k: doc.fields[k] for k in ("Related", "Checked") if doc.fields.get(k)}}
-    stale += [f"section {name}" for name, text in sections.items() if f"## {name}\n\n{text}\n" not in md]
-    assert not stale, (f"cases/upstream/{ident}.md is out of date ({', '.join(stale)}): regenerate it with "
-                       f"`convdiff upstream {ident} --out cases/upstream`")
-
-
-# --- (b) every script keeps the exit contract on this host -----------------------------------------------------
-
-
-def _chosen() -> list[str]:
-    return [i for i in SCRIPTS if FULL or not nightly_only((UPSTREAM / f"{i}.py").read_text())]
-
-
-@pytest.fixture(scope="module")
-def script_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, str]]:
-    """{id: (exit status, output)} of every chosen script, forked from its framework's warm template."""
-    from tests.helpers import run_named_scripts
-
-    chosen = _chosen()
-    tmp = tmp_path_factory.mktemp("upstream")
-    runs = run_named_scripts([(i, (UPSTREAM / f"{i}.py").read_text()) for i in chosen], tmp)
-    return dict(zip(chosen, runs))
-
-
-@pytest.fixture(scope="module")
-def live() -> LiveFacts:
-    return LiveFacts()
-
-
-@pytest.mark.parametrize("ident", SCRIPTS)
-def test_script_keeps_the_exit_contract(ident: str, script_runs: dict[str, tuple[int, str]], live: LiveFacts) -> None:
-    if ident not in script_runs:
-        pytest.skip("starts fresh interpreters or lowers a model (seconds each): left to the nightly's "
-                    "`convdiff upstream --check` (run here with CONVDIFF_FULL_TESTS=1)")
-    from harness.commands.upstream import missing_imports
-
-    missing = missing_imports(UPSTREAM / f"{ident}.py")
-    if missing:
-        pytest.skip(f"{', '.join(missing)} not installed")
-    rc, out = script_runs[ident]
-    terms = contract(ENTRY[ident], live)
-    assert "Traceback (most recent call last)" not in out, f"{ident}.py printed a traceback:\n{out[-3000:]}"
-    hint = " (the defect no longer shows: fixed upstream?)" if terms.exits == {1} and rc == 0 else ""
-    assert rc in terms.exits, f"{ident}.py exited {rc}, wants {sorted(terms.exits)}: {terms.why}{hint}\n{out[-3000:]}"
-
-
-# --- the command: any entry renders; a sample runs; --check's verdicts; bad input ----------------------------
-
-
-def test_every_entry_renders_without_running() -> None:
-    known = KnownIssues(KNOWN.entries)
-    problems = []
-    for entry in known.entries:
-        ident, path, found = resolve(entry.id, known)
-        report = build(ident, path, found, run=False, timeout=1.0, live=None)
-        md = render(report)
-        if not report.title or "## Environment" not in md or "Not run: " not in md:
-            problems.append(f"{entry.id}: incomplete report")
-        if path is None and witness(entry) is None:
-            problems.append(f"{entry.id}: no case of the corpus matches it (and it has no script)")
-        if path is None and report.sections.get("What happens") != entry.reason:
-            problems.append(f"{entry.id}: the reason is not the report's 'What happens'")
-        if entry.link.lstrip().startswith("http") and path is None and not md.split("\n", 3)[2].startswith("**Comment for http"):
-            problems.append(f"{entry.id}: links an upstream thread, but the report is not framed as a comment for it")
-    assert not problems, "\n".join(problems)
-
-
-def test_witness_report_runs_the_case_and_its_script(live: LiveFacts) -> None:
-    """A sample with a real run: an entry without a script of its own, its witness case run on torch."""
-    entry = BY_ID["torch-cpu-bf16-transpose3d-without-onednn-bf16"]
-    report = build(entry.id, None, entry, run=True, timeout=300.0, live=live)
-    assert report.script.startswith("#!/usr/bin/env python3") and "import torch" in report.script
-    assert report.run.exit in (0, 1) and not report.run.traceback and "verdict:" in report.run.output
-    facts = report.env.facts["torch"]
-    applies = facts["torch_mkldnn_bf16"] is False  # the entry's host selector, from the live worker
-    assert report.env.applies.startswith("applies" if applies else "does not apply"), report.env.applies
-    assert report.run.exit == (1 if applies else 0), report.run.output
-    assert "Expected:" in report.expected_vs_actual and report.title.startswith("torch ")
-
-
-def _fixture(tmp_path: Path, scripts: dict[str, str], entries: str) -> Path:
-    (tmp_path / "upstream").mkdir()
-    known = tmp_path / "known_issues.yaml"
-    known.write_text("issues:\n" + textwrap.indent(textwrap.dedent(entries), "  "))
-    for name, body in scripts.items():
-        (tmp_path / "upstream" / f"{name}.py").write_text(DOC.format(title=name) + textwrap.dedent(body))
-    return known
-
-
-DOC = '''"""{title}: a fixture
-
-Project: numpy/numpy (https://github.com/numpy/numpy/issues)
-Upstream: none found (a test fixture)
-Related: none
-Checked: 2026-11-28, numpy, searched nowhere
-
-What happens: the fixture exits as its body says.
-
-Expected: nothing; it is a fixture.
-
-Mechanism: not known.
-
-Host: any
-"""
-'''
-
-
-def test_check_holds_each_script_to_its_entry(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    vendor = cpu_facts()["cpu_vendor"]
-    known = _fixture(tmp_path, {
-        "shows": "raise SystemExit(1)\n",
-        "fixed": "print('no defect')\n",
-        "crashes": "raise ValueError('not caught')\n",
-        "elsewhere": "print('not shown on this host: another vendor')\n",
-        "either": "print('ok')\n",
-        "orphan": "raise SystemExit(3)\n",
-    }, f"""\
-        - {{id: shows, backend: torch, status: mismatch, reason: r, link: none found}}
-        - {{id: fixed, backend: torch, status: mismatch, reason: r, link: none found}}
-        - {{id: crashes, backend: torch, status: mismatch, reason: r, link: none found}}
-        - {{id: elsewhere, backend: torch, host: {{cpu_vendor: NoSuchVendor}}, status: mismatch, reason: r, link: none found}}
-        - {{id: either, backend: torch, host: {{cpu_vendor: {vendor}}}, status: [mismatch, pass], reason: r, link: none found}}
-        """)
-    found = [s for s in scripts(layered([str(known)], [])) if Path(s[1]).parent == tmp_path / "upstream"]
-    assert [s[0] for s in found] == ["crashes", "either", "elsewhere", "fixed", "orphan", "shows"]
-    assert {s[0]: s[2] is not None for s in found}["orphan"] is False
-    status = check(found, 60.0, str(tmp_path / "status.json"))
-    rows = {r["id"]: r for r in json.loads((tmp_path / "status.json").read_text())["scripts"]}
-    assert status == 1
-    assert {i: r["holds"] for i, r in rows.items()} == {
-        "shows": True, "fixed": False, "crashes": False, "elsewhere": True, "either": True, "orphan": False}
-    assert rows["fixed"]["fixed_upstream"] and "fixed upstream?" in rows["fixed"]["verdict"]
-    assert rows["crashes"]["traceback"] and rows["orphan"]["exit"] == 3
-    assert rows["elsewhere"]["why"].startswith("does not apply") and rows["shows"]["wants"] == [1]
-    table = capsys.readouterr().out
-    assert "6 scripts: 3 hold, 3 fail" in table
-
-
-def test_report_of_a_script(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    known = _fixture(tmp_path, {"shows": "import numpy as np\nprint('numpy', np.__version__)\nraise SystemExit(1)\n"},
-                     "- {id: shows, backend: torch, status: mismatch, reason: r, link: none found, tracker: numpy/numpy}\n")
-    out = tmp_path / "out"
-    assert main(["upstream", "shows", "--known-issues", str(known), "--out", str(out)]) == 0
-    md = (out / "shows.md").read_text()
-    source = (tmp_path / "upstream" / "shows.py").read_text()
-    assert md.startswith("# shows: a fixture\n") and f"```python\n{source.rstrip()}\n```" in md
-    assert "Exit status 1 (the defect shows)" in md and "numpy " in md.split("## Output on this host")[1]
-    for name in SECTIONS:
-        assert f"## {name}\n\n" in md
-    assert "**Project:** numpy/numpy (https://github.com/numpy/numpy/issues)" in md
-    assert "wrote" in capsys.readouterr().out
-
-
-@pytest.mark.parametrize("argv, message", [
-    (["upstream", "no-such-entry", "--no-run"], "no known issue 'no-such-entry'"),
-    (["upstream", "x", "--known-issues", "/nonexistent/known.yaml"], "/nonexistent/known.yaml:0: known-issues: no such file"),
-    (["upstream", "--all"], "--all writes one file per report: give --out DIR"),
-    (["upstream", "--json", "x.json", "paddle-same-dilation-ignored"], "--json goes with --check"),
-    (["upstream"], "give a known issue's ID, --all or --check"),
-])
-def test_bad_input_is_one_line_and_exit_2(argv: list[str], message: str, capsys: pytest.CaptureFixture) -> None:
-    assert main(argv) == 2
-    err = capsys.readouterr().err
-    assert message in err and len(err.strip().splitlines()) == 1, err
-
-
-
-def test_docstring_problems_name_their_line() -> None:
-    source = '"""A title\nthat runs on\n\nProject: numpy\nUpstream: maybe\nChecked: yesterday\n\nExpected: e\n\nWhat happens: w\n"""\n'
-    problems = parse_docstring(source).problems
-    assert "line 1: the title must be one line" in problems
-    assert "line 4: missing the 'Related:' line after the title" in problems
-    assert "line 4: Project must be 'owner/repo (tracker URL)', got 'numpy'" in problems
-    assert "line 4: Upstream must be 'none found ...' or 'comment for <URL>', got 'maybe'" in problems
-    assert "line 4: Checked must begin with the date, YYYY-MM-DD, got 'yesterday'" in problems
-    assert "line 1: missing section(s): Mechanism:, Host:" in problems
-    good = DOC.format(title="T").replace("Upstream: none found (a test fixture)", "Upstream: comment for https://x.org/1.")
-    doc = parse_docstring(good)
-    assert not doc.problems and doc.comment_for == "https://x.org/1" and doc.project == "numpy/numpy"
-    assert list(doc.sections) == list(SECTIONS) and doc.sections["Mechanism"] == "not known."
-
-
-def test_record_title_names_what_matters() -> None:
-    from harness.execution.records import Record
-    from harness.model.build import make_case
-    from reports.repro.issue import record_title
-
-    case = make_case(id="t", op="conv_transpose2d", in_channels=4, out_channels=6, input_size=[5, 4], kernel_size=3,
-                     stride=2, padding=1, output_padding=1, groups=2, bias=True, file="x.yaml")
-    rec = Record(case_id="t", file="x.yaml", op=case.op, params=case.params(), backend="torch", backend_version="2.13.0",
-                 device="cpu", dtype="float32", status="mismatch", bound_ratio=41.5, diagnosis="zero_fill_output_padding")
-    assert record_title(rec) == ("torch 2.13.0: conv_transpose2d 4->6, input 5x4, kernel 3x3, padding (1,1)x(1,1), "
-                                 "stride 2x2, output padding 1x1, groups 2, bias, float32 gives mismatch "
-                                 "(zero_fill_output_padding), 41.5 x the error bound")
-    rec.status, rec.message, rec.diagnosis = "rejected", "RuntimeError: no\nsecond line", None
-    assert record_title(rec).endswith("gives rejected: RuntimeError: no")
-
-
-def test_repro_issue_text(capsys: pytest.CaptureFixture) -> None:
-    """`convdiff repro --issue`: a seeded bug (the kernel flipped) reported as an issue text, its script run here."""
-    assert main(["repro", "basic_bias", "--backend", "mutant:flip_kernel", "--cases", str(ROOT / "cases" / "conv2d.yaml"),
-                 "--issue"]) == 0
-    text = capsys.readouterr().out
-    title = text.splitlines()[0]
-    assert title.startswith("# mutant:flip_kernel ") and "conv2d 4->6" in title and "gives mismatch (flip_kernel)" in title
-    for part in ("## Environment", "## Reproducer", "```python\n#!/usr/bin/env python3", "## Output on this host",
-                 "Exit status 1 (the defect shows)", "verdict: mismatch", "## Expected vs actual", "x the bound"):
-        assert part in text, part
 
 
 # --- the entry's upstream fields (harness/judge/entry_upstream.py) ------------------------------------------
@@ -372,3 +85,298 @@ def test_upstream_field_problems_are_one_line(tmp_path: Path, old: str, new: str
     with pytest.raises(InputError) as err:
         load_known_issues(tmp_path / "known_issues.yaml")
     assert message in str(err.value), str(err.value)
+
+
+# --- roots and the reports of the database ----------------------------------------------------------------
+
+
+def test_entries_sharing_a_root_make_one_report() -> None:
+    all_roots = roots(KNOWN)
+    assert sum(len(r.entries) for r in all_roots.values()) == len({e.id for e in KNOWN.entries})
+    for root in all_roots.values():
+        assert all(e.root == root.id for e in root.entries)
+        for e in root.entries:
+            assert resolve(e.id, KNOWN).id == root.id
+    line = tally(KNOWN)
+    assert line.startswith(f"{len(KNOWN.entries)} entries make {len(all_roots)} root causes"), line
+
+
+def test_every_report_renders_without_running() -> None:
+    """The body of every root with a snippet, rendered from the files alone (no snippet, worker or probe run)."""
+    problems = []
+    for root in with_reports(KNOWN):
+        md = render(build(root, run=False, timeout=1.0))
+        body = body_of(md)
+        if not body.startswith("# ") or (root.snippet is not None and "[not run: --no-run]" not in body):
+            problems.append(f"{root.id}: incomplete body")
+        if root.entries and "```text" not in body:
+            problems.append(f"{root.id}: no environment block")
+    assert not problems, "\n".join(problems)
+
+
+# --- a fixture database: its snippet, checks and contract ---------------------------------------------------
+
+SNIPPET = '''"""{title}
+
+Kind: {kind}
+Ask: A fix.
+
+What happens: the fixture exits as its code says.
+
+Expected: nothing; it is a fixture.
+
+Mechanism: not located (a fixture).
+"""
+'''
+
+
+def _fixture(tmp_path: Path, scripts: dict[str, str], entries: str, kind: str = "wrong-value") -> Path:
+    (tmp_path / "upstream" / "checks").mkdir(parents=True)
+    known = tmp_path / "known_issues.yaml"
+    known.write_text("issues:\n" + textwrap.indent(textwrap.dedent(entries), "  "))
+    for name, body in scripts.items():
+        doc = SNIPPET.format(title=f"{name}: a fixture", kind=kind) if not name.startswith("checks/") else ""
+        (tmp_path / "upstream" / f"{name}.py").write_text(doc + textwrap.dedent(body))
+    return known
+
+
+def test_check_holds_each_script_to_its_entry(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    known = _fixture(tmp_path, {
+        "shows": "import os, sys\nassert set(os.environ) <= {'PATH', 'HOME', 'PYTHONUNBUFFERED', 'LC_CTYPE'}, os.environ\n"
+                 "sys.exit(1)\n",
+        "fixed": "print('no defect')\n",
+        "crashes": "raise ValueError('not caught')\n",
+        "checks/shows": "raise SystemExit(1)\n",
+        "either": "print('ok')\n",
+    }, """\
+        - {id: shows, backend: torch, status: mismatch, reason: r, link: none found, kind: wrong-value}
+        - {id: fixed, backend: torch, status: mismatch, reason: r, link: none found, kind: wrong-value}
+        - {id: crashes, backend: torch, status: mismatch, reason: r, link: none found}
+        - {id: either, backend: torch, status: [mismatch, pass], reason: r, link: none found}
+        """)
+    found = [r for r in with_reports(layered([str(known)], [])) if r.folder == tmp_path / "upstream"]
+    assert [r.id for r in found] == ["crashes", "either", "fixed", "shows"]
+    status = check(found, 60.0, str(tmp_path / "status.json"))
+    rows = {(r["role"], r["id"]): r for r in json.loads((tmp_path / "status.json").read_text())["scripts"]}
+    assert status == 1
+    assert {k: r["holds"] for k, r in rows.items()} == {
+        ("snippet", "shows"): True, ("check", "shows"): True, ("snippet", "fixed"): False,
+        ("snippet", "crashes"): False, ("snippet", "either"): True}
+    assert rows[("snippet", "fixed")]["fixed_upstream"] and "fixed upstream?" in rows[("snippet", "fixed")]["verdict"]
+    assert rows[("snippet", "crashes")]["traceback"]
+    assert "5 scripts: 3 hold, 2 fail" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("kind, holds", [("crash", True), ("wrong-value", False)])
+def test_a_signal_death_keeps_the_contract_only_for_a_crash(tmp_path: Path, kind: str, holds: bool) -> None:
+    known = _fixture(tmp_path, {"dies": "import os, signal\nos.kill(os.getpid(), signal.SIGFPE)\n"},
+                     f"- {{id: dies, backend: torch, status: crash, reason: r, link: none found, kind: {kind}}}\n", kind)
+    found = [r for r in with_reports(layered([str(known)], [])) if r.id == "dies"]
+    assert check(found, 60.0, str(tmp_path / "s.json")) == (0 if holds else 1)
+    row = json.loads((tmp_path / "s.json").read_text())["scripts"][0]
+    assert row["exit"] == -8 and row["holds"] is holds
+
+
+def test_report_of_a_root_with_its_witness_run(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """A root of two entries on a seeded bug (the kernel flipped): one report listing both, the snippet run in a
+    clean environment, the witness case run on torch beside it, and the table saying torch gives right values."""
+    known = _fixture(tmp_path, {"flip-root": "import numpy as np\nprint('numpy', np.__version__)\nraise SystemExit(1)\n"},
+                     """\
+        - {id: flip-a, backend: "mutant:flip_kernel", cases: {op: conv2d, groups: 1, expect: valid}, status: mismatch,
+           reason: r, link: none found, tracker: numpy/numpy, kind: wrong-value, root: flip-root}
+        - {id: flip-b, backend: "mutant:flip_kernel", cases: {op: conv1d}, status: mismatch, reason: r,
+           link: "none found; related: https://github.com/numpy/numpy/issues/1", kind: wrong-value, root: flip-root}
+        """)
+    out = tmp_path / "out"
+    assert main(["upstream", "flip-b", "--known-issues", str(known), "--out", str(out), "--others", "torch"]) == 0
+    md = (out / "flip-root.md").read_text()
+    body = body_of(md)
+    assert body.startswith("# flip-root: a fixture\n") and "[exit status 1]" in body and "numpy " in body
+    assert "| PyTorch 2" in body and "| right values |" in body, body
+    assert "Every other implementation gives the values of torch.nn.Conv" in body
+    assert "Related: https://github.com/numpy/numpy/issues/1" in body and "**Ask:** A fix." in body
+    assert "<details><summary>Full check</summary>" in md and "mutant" not in body
+    assert "wrote" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["upstream", "no-such-entry", "--no-run"], "no known issue or root 'no-such-entry'"),
+    (["upstream", "x", "--known-issues", "/nonexistent/known.yaml"], "/nonexistent/known.yaml:0: known-issues: no such file"),
+    (["upstream", "--all"], "--all writes one file per report: give --out DIR"),
+    (["upstream", "--json", "x.json", "paddle-same-dilation-ignored"], "--json goes with --check"),
+    (["upstream", "--record", "paddle-same-dilation-ignored"], "--record goes with --latest"),
+    (["upstream"], "give a known issue's ID, --all or --check"),
+])
+def test_bad_input_is_one_line_and_exit_2(argv: list[str], message: str, capsys: pytest.CaptureFixture) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_snippet_docstring_problems_name_their_line() -> None:
+    source = '"""A title\nthat wraps\n\nKind: wrong\n\nWhat happens: w\nstill w\n\nExpected: e\n"""\nprint()\n'
+    problems = parse_snippet(source).problems
+    assert "line 1: the title must be one line" in problems
+    assert any(p.startswith("line 4: Kind must be one of wrong-value") for p in problems)
+    assert "line 4: missing the 'Ask:' line" in problems
+    assert "line 6: 'What happens:' must be one line (no hard wrapping)" in problems
+    assert "line 1: missing section(s): Mechanism:" in problems
+    good = parse_snippet(SNIPPET.format(title="T", kind="crash") + "import sys\n\nsys.exit(1)\n")
+    assert not good.problems and good.code_lines == 3 and good.kind == "crash"
+    legacy = parse_snippet('"""T\n\nProject: a/b (https://x)\nUpstream: none found\n\nWhat happens: w\nw2\n"""\n')
+    assert legacy.legacy and legacy.sections["What happens"] == "w w2"
+
+
+# --- --latest --record: a small edit of the named entries only --------------------------------------------
+
+
+def test_record_latest_edits_only_its_entries(tmp_path: Path) -> None:
+    path = tmp_path / "known_issues.yaml"
+    text = textwrap.dedent("""\
+        issues:
+          # a comment that stays
+          - id: one
+            backend: torch
+            status: mismatch
+            reason: r
+            link: none found
+          - id: two
+            backend: torch
+            status: mismatch
+            reason: >-
+              folded
+            link: none found
+            latest:
+              version: "1.0"
+              result: shows
+              date: 2026-01-01
+          - id: three
+            backend: torch
+            status: mismatch
+            reason: r
+            link: none found
+        """)
+    path.write_text(text)
+    latest = Latest("2.0", "fixed", "2026-11-29", 'newest "release"')
+    assert record_latest(path, ["two", "one"], latest) == ["two", "one"]
+    after = path.read_text()
+    line = '    latest: {version: "2.0", result: fixed, date: 2026-11-29, note: "newest \'release\'"}\n'
+    assert after.count(line) == 2 and "result: shows" not in after and "# a comment that stays" in after
+    assert after.replace(line, "") == text.replace('    latest:\n      version: "1.0"\n      result: shows\n'
+                                                   '      date: 2026-01-01\n', "")
+    entries = {e.id: e for e in load_known_issues(path).entries}
+    assert entries["one"].latest == Latest("2.0", "fixed", "2026-11-29", "newest 'release'")
+    assert entries["three"].latest is None
+
+
+# --- others, environment forms --------------------------------------------------------------------------------
+
+
+def _rec(backend: str, status: str, version: str = "1.0", message: str = "") -> Record:
+    return Record(case_id="c", file="f.yaml", op="conv2d", params={}, backend=backend, backend_version=version,
+                  device="cpu", dtype="float32", status=status, message=message, max_abs_err=1.0)
+
+
+def test_others_are_classified_against_the_reported_values() -> None:
+    wrong, right = np.array([1.0, 2.0]), np.array([1.0, 1.0])
+    records = [_rec("tvm-onnx-import", "mismatch", "0.27.0"), _rec("onnxruntime", "mismatch", "1.32.0"),
+               _rec("onnx-reference", "pass", "1.17.0"), _rec("openvino", "rejected", "2026.4.1", "Exception: no\nmore"),
+               _rec("jax", "unsupported", "0.10.2", "cannot")]
+    arrays = {"tvm-onnx-import": wrong, "onnxruntime": wrong + 1e-9, "onnx-reference": right}
+    reported, others = classify(records, arrays, "tvm-onnx-import", invalid=False)
+    assert reported is not None and reported.verdict == "same-wrong"
+    assert [(o.label, o.verdict) for o in others] == [
+        ("ONNX Runtime 1.32.0", "same-wrong"), ("onnx.reference 1.17.0", "right"), ("OpenVINO 2026.4.1", "refuses"),
+        ("JAX 0.10.2 (eager)", "cannot-express")]
+    rows = table(others)
+    assert "| ONNX Runtime 1.32.0 | the same wrong values |" in rows and "| OpenVINO 2026.4.1 | refuses: Exception: no |" in rows
+    assert not any("JAX" in r for r in rows)
+    said = disagreement(reported, others, "the ONNX spec")
+    assert said == ("The implementations disagree: ONNX Runtime 1.32.0 give the same values as the reported one, "
+                    "onnx.reference 1.17.0 the values of the ONNX spec.")
+
+
+@pytest.mark.parametrize("tracker", sorted(FORMS))
+def test_environment_in_each_trackers_form(tracker: str) -> None:
+    facts = {"os": "Linux-6", "distro": "Debian 12", "machine": "x86_64", "python": "3.11.7", "cpu": "AMD EPYC",
+             "flags": ["avx2"], "settings": {"ONEDNN_MAX_CPU_ISA": "AVX2"}, "versions": {"torch": "2.13.0"},
+             "framework": {"version": "2.21.0", "git_version": "v2.21.0", "onednn": False}}
+    block = environment_block(tracker, facts, "still shows in tensorflow-cpu 2.21.0")
+    assert "ONEDNN_MAX_CPU_ISA=AVX2" in block.text and block.lang == "text"
+    want = {"tensorflow/tensorflow": "Have you reproduced the bug with TF nightly: still shows",
+            "microsoft/onnxruntime": "Execution Provider: Default CPU", "pytorch/pytorch": "PyTorch version: 2.13.0",
+            "openvinotoolkit/openvino": "Device used for inference: CPU", "onnx/onnx": "Protobuf version"}.get(tracker, "")
+    assert want in block.text, block.text
+
+
+# --- --draft: the snippet drafted from a record runs and keeps the contract -----------------------------------
+
+
+DRAFTS = [
+    ({"op": "conv2d", "in_channels": 4, "out_channels": 6, "input_size": [5, 6], "kernel_size": 3, "stride": 2,
+      "padding": 1, "dilation": [1, 2], "groups": 2, "bias": True},
+     "y = F.conv2d(x, w, b, stride=(2, 2), dilation=(1, 2), groups=2, padding=(1, 1))"),
+    ({"op": "conv_transpose1d", "in_channels": 4, "out_channels": 2, "input_size": [5], "kernel_size": 3, "stride": 2,
+      "padding": 1, "output_padding": 1, "groups": 2},
+     "y = F.conv_transpose1d(x, w, None, stride=(2,), padding=(1,), output_padding=(1,), groups=2, dilation=(1,))"),
+]
+_RUN_ALL = """
+import sys
+codes = []
+for path in sys.argv[1:]:
+    try:
+        exec(compile(open(path).read(), path, "exec"), {"__name__": "__main__"})
+        codes.append(0)
+    except SystemExit as exc:
+        codes.append(exc.code or 0)
+print("CODES", codes)
+"""
+
+
+def test_draft_snippets_match_torch(tmp_path: Path) -> None:
+    """The drafts' NumPy reference against torch on small integers (grouped, strided, dilated, padded; a
+    transposed one with output padding): exact, so exit 0; with the weight negated in the framework call, the
+    same drafts exit 1. One interpreter runs the four (torch imported once)."""
+    from reports.repro.snippet import draft
+
+    paths = []
+    for i, (fields, translation) in enumerate(DRAFTS):
+        case = make_case(id="d", file="x.yaml", **fields)
+        rec = Record(case_id="d", file="x.yaml", op=case.op, params=case.params(), backend="torch",
+                     backend_version="2", device="cpu", dtype="float32", status="pass", translation=translation)
+        code = draft(rec, case, {"torch_cpu_capability": "DEFAULT"})
+        assert 'os.environ["ATEN_CPU_CAPABILITY"] = "default"' in code and len(code.splitlines()) <= 26
+        for j, source in enumerate((code, code.replace(translation, translation.replace("(x, w,", "(x, -w,")))):
+            paths.append(tmp_path / f"d{i}{j}.py")
+            paths[-1].write_text(source)
+    proc = subprocess.run([sys.executable, "-c", _RUN_ALL, *map(str, paths)], capture_output=True, text=True,
+                          timeout=300)
+    assert "CODES [0, 1, 0, 1]" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_repro_issue_text(capsys: pytest.CaptureFixture) -> None:
+    """`convdiff repro --issue`: a seeded bug (the kernel flipped) reported as an issue text, its script run here."""
+    assert main(["repro", "basic_bias", "--backend", "mutant:flip_kernel", "--cases", str(ROOT / "cases" / "conv2d.yaml"),
+                 "--issue"]) == 0
+    text = capsys.readouterr().out
+    title = text.splitlines()[0]
+    assert title.startswith("# mutant:flip_kernel ") and "conv2d 4->6" in title and "gives mismatch (flip_kernel)" in title
+    for part in ("## Environment", "## Reproducer", "```python\n#!/usr/bin/env python3", "## Output on this host",
+                 "Exit status 1 (the defect shows)", "verdict: mismatch", "## Expected vs actual", "x the bound"):
+        assert part in text, part
+
+
+def test_record_title_names_what_matters() -> None:
+    from reports.repro.issue import record_title
+
+    case = make_case(id="t", op="conv_transpose2d", in_channels=4, out_channels=6, input_size=[5, 4], kernel_size=3,
+                     stride=2, padding=1, output_padding=1, groups=2, bias=True, file="x.yaml")
+    rec = Record(case_id="t", file="x.yaml", op=case.op, params=case.params(), backend="torch", backend_version="2.13.0",
+                 device="cpu", dtype="float32", status="mismatch", bound_ratio=41.5, diagnosis="zero_fill_output_padding")
+    assert record_title(rec) == ("torch 2.13.0: conv_transpose2d 4->6, input 5x4, kernel 3x3, padding (1,1)x(1,1), "
+                                 "stride 2x2, output padding 1x1, groups 2, bias, float32 gives mismatch "
+                                 "(zero_fill_output_padding), 41.5 x the error bound")
+
+
+def test_known_issues_of_the_database_still_load() -> None:
+    assert isinstance(KNOWN, KnownIssues) and len(KNOWN.entries) > 100

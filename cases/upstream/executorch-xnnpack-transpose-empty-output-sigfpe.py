@@ -1,80 +1,31 @@
-"""XNNPACK delegate dies with SIGFPE executing a ConvTranspose2d whose output has a zero-length dimension
+"""ExecuTorch's XNNPACK delegate dies with SIGFPE running a ConvTranspose2d whose output has a zero-length dimension
 
-Project: pytorch/executorch (https://github.com/pytorch/executorch/issues)
-Upstream: none found
-Related: none
-Checked: 2026-11-28, executorch 1.5.1, torch 2.13.0, searched pytorch/executorch issues for "SIGFPE", "Floating point exception XNNPACK", "zero size output convolution", "empty output transposed convolution"
+Kind: crash
+Ask: A fix: take in google/XNNPACK#11158 (or leave such a convolution to the portable kernels), so that execute returns an error instead of killing the process.
 
-What happens: ConvTranspose2d(1, 1, 2, stride=2, padding=(3, 0)) on a 1x1x3x3 input has output height
-(3 - 1) * 2 - 2 * 3 + 2 = 0. Eager torch raises "Calculated output size per channel: (0 x 6). Output size is too
-small"; torch.export accepts it and records the output as (1, 1, 0, 6). Lowered with to_edge_transform_and_lower and
-no partitioner, execute refuses it cleanly (error 0x12: "The provided combination of input and kernel parameters
-produces an invalid output size"). Lowered with XnnpackPartitioner, the convolution is delegated and method.execute
-kills the process with SIGFPE (an integer division by zero): no exception, no error code.
+What happens: ConvTranspose2d(1, 1, 2, stride=2, padding=(3, 0)) on a 1x1x3x3 input has output height (3 - 1) * 2 - 2 * 3 + 2 = 0. Eager PyTorch refuses the call ("Output size is too small"); torch.export accepts it and records a (1, 1, 0, 6) output; XnnpackPartitioner delegates the convolution, and method.execute kills the process with SIGFPE: no exception, no error code. Lowered without a partitioner, the portable kernel refuses it cleanly (error 0x12, "produces an invalid output size").
 
-Expected: an error the caller can handle (as the runtime's own kernel gives), at lowering (the partitioner leaving a
-zero-size convolution to the runtime's kernels, or preprocess refusing it) or at execute; never a signal. The
-script runs the delegated program in a child process and reports how it ended.
+Expected: an error the caller can handle, as the portable kernel gives, at lowering or at execute; never a signal.
 
-Mechanism: not known beyond the signal: the XNNPACK delegate (backends/xnnpack/runtime/XNNExecutor.cpp, then XNNPACK's
-deconvolution reshape or its pthreadpool tiling) divides by a zero output extent; ExecuTorch's partitioner
-(ConvolutionConfig) does not look at the output shape.
-
-Host: any.
+Mechanism: XNNPACK's xnn_reshape_deconvolution2d_nhwc_f32 computes the output size (0 here) without checking it; reshape_igemm_path then calls xnn_indirection_init_deconv2d, which divides by the zero output width (clamp_oy = (output_size - 1) / output_width). google/XNNPACK#11158 (merged 2026-09-07, "Reject deconvolution reshape with zero output dimensions") makes the reshape return an error; ExecuTorch 1.5.1 vendors an XNNPACK from before it, and its partitioner (ConvolutionConfig) does not look at the output shape.
 """
-import subprocess
 import sys
-import warnings
 
-warnings.filterwarnings("ignore")
-
-CHILD = r'''
-import warnings
-warnings.filterwarnings("ignore")
 import torch
 from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
 from executorch.exir import to_edge_transform_and_lower
 from executorch.runtime import Runtime
+from executorch.version import __version__ as executorch_version
 
-model = torch.nn.ConvTranspose2d(1, 1, 2, stride=2, padding=(3, 0)).eval()
+print("torch", torch.__version__, "executorch", executorch_version, flush=True)
+model = torch.nn.ConvTranspose2d(1, 1, 2, stride=2, padding=(3, 0)).eval()  # output height (3 - 1) * 2 - 2 * 3 + 2 = 0
 x = torch.ones(1, 1, 3, 3)
-partitioner = [XnnpackPartitioner()] if "xnnpack" in __import__("sys").argv else None
-edge = to_edge_transform_and_lower(torch.export.export(model, (x,)), partitioner=partitioner)
-pte = edge.to_executorch().buffer
-program = Runtime.get().load_program(pte)  # keep pte and program alive while the method runs
+ep = torch.export.export(model, (x,))  # eager PyTorch refuses the call; export records a (1, 1, 0, 6) output
+pte = to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()]).to_executorch().buffer
+program = Runtime.get().load_program(pte)
 method = program.load_method("forward")
 try:
-    y = method.execute([x])[0]
-    print("execute returned", tuple(y.shape), flush=True)
+    y = method.execute([x])[0]  # dies with SIGFPE here where the defect shows
 except RuntimeError as exc:
-    print("execute raised RuntimeError:", exc, flush=True)
-'''
-
-
-def main() -> int:
-    import importlib.metadata
-
-    import torch
-
-    print(f"executorch {importlib.metadata.version('executorch')}, torch {torch.__version__}")
-    model = torch.nn.ConvTranspose2d(1, 1, 2, stride=2, padding=(3, 0)).eval()
-    try:
-        model(torch.ones(1, 1, 3, 3))
-        print("eager torch: ran")
-    except RuntimeError as exc:
-        print(f"eager torch raised RuntimeError: {str(exc).splitlines()[0]}")
-    killed = False
-    for which in ("portable", "xnnpack"):
-        proc = subprocess.run([sys.executable, "-c", CHILD, which], capture_output=True, text=True, timeout=600)
-        said = [ln for ln in proc.stdout.splitlines() if ln.startswith("execute")]
-        if proc.returncode < 0:
-            print(f"{which}: the child process was killed by signal {-proc.returncode} "
-                  f"({'SIGFPE' if -proc.returncode == 8 else 'signal'}) during execute")
-            killed = True
-        else:
-            print(f"{which}: exit status {proc.returncode}; {said[0] if said else proc.stderr.strip()[-200:]}")
-    return 1 if killed else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(print("execute raised an error, as expected:", str(exc).splitlines()[0]))  # exit status 0
+print("execute returned an output of shape", tuple(y.shape), "(an error was expected; no crash)")

@@ -66,8 +66,17 @@ def report_markdown(path: Path) -> str:
             return f"{m.group(2)} ({code_span(target)})"
         return m.group(0)
 
-    out, fence = [], ""
+    out, fence, folded = [], "", False
     for line in path.read_text().splitlines():
+        summary = re.fullmatch(r"<details><summary>(.*)</summary>", line.strip())
+        if summary and not fence:  # the report's collapsed details: a collapsed block of the site
+            out.append(f'??? info "{summary.group(1)}"')
+            folded = True
+            continue
+        if line.strip() == "</details>" and not fence:
+            folded = False
+            continue
+        line = f"    {line}" if folded and line else line
         marker = re.match(r"\s*(```+|~~~+)", line)
         if marker and (not fence or marker.group(1).startswith(fence)):
             fence = "" if fence else marker.group(1)
@@ -101,13 +110,13 @@ def entry_section(entry: Any, names: list[str], shown: list[Any]) -> list[str]:
     out = ["", f"### {entry.id} {{#{entry.id}}}", "", "| field | value |", "| --- | --- |"]
     out += [f"| {k} | {v.replace('|', chr(92) + '|')} |" for k, v in rows]
     out += ["", text(" ".join(entry.reason.split())), ""]
-    script = ROOT / "cases" / "upstream" / f"{entry.id}.py"
+    script = ROOT / "cases" / "upstream" / f"{entry.root}.py"  # one report per root cause (entry.root)
     if script.exists():
-        out += [f'??? example "Reproducer: `cases/upstream/{entry.id}.py`"', "",
+        out += [f'??? example "Reproducer: `cases/upstream/{entry.root}.py`"', "",
                 indent("```python\n" + script.read_text().rstrip("\n") + "\n```"), ""]
-    report = ROOT / "cases" / "upstream" / f"{entry.id}.md"
+    report = ROOT / "cases" / "upstream" / f"{entry.root}.md"
     if report.exists():
-        out += [f'??? note "Upstream report: `cases/upstream/{entry.id}.md`"', "", indent(report_markdown(report)), ""]
+        out += [f'??? note "Upstream report: `cases/upstream/{entry.root}.md`"', "", indent(report_markdown(report)), ""]
     if shown:
         by_file: dict[str, list[str]] = {}
         for c in shown:

@@ -239,11 +239,10 @@ def cmd_repro(args: argparse.Namespace, argv: list[str]) -> int:
     try:
         rec = find_record(args.case_id, args.backend, args.device, args.cases or [default_cases()], args.results,
                           args.output)
-        if args.issue:  # the text around the script, which runs here (harness/commands/upstream_build.py)
-            from harness.commands.upstream_build import repro_issue
-            from reports.upstream import render
+        if args.issue:  # the text around the script, which runs here (harness/commands/upstream/)
+            from harness.commands.upstream import repro_issue
 
-            print(render(repro_issue(rec, timeout=300.0)), end="")
+            print(repro_issue(rec, timeout=300.0), end="")
             return 0
         script = script_for(rec)
     except ReproUnavailable as exc:

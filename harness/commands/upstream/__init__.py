@@ -1,0 +1,196 @@
+"""`convdiff upstream`: the upstream report of a root cause, and the checks that keep every report honest.
+
+    convdiff upstream ID [--out DIR] [--no-run] [--others LIST]   the report of the root ID names (entry or root)
+    convdiff upstream --all --out DIR [--no-run]                   one report per root that has a snippet
+    convdiff upstream ID --draft                                   a draft snippet from the witness case
+    convdiff upstream ID|--all --latest [--record]                 the snippet against the newest PyPI release
+    convdiff upstream --check [--json FILE]                        every snippet and check against its contract
+
+The pipeline runs one way, entry -> witness run -> snippet -> body -> details: subjects.py finds the root and
+its files, witness.py runs the witness case on every installed implementation, build.py assembles the report
+(the snippet run here, the environment read live from the tracker's framework), reports/upstream/ renders it.
+check.py holds the scripts to their exit contract (contract.py), latest.py runs them against the newest
+release. Exit status: 0; 1 when a contract fails (--check); 2 for bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from harness.commands.upstream.subjects import Root, UpstreamUsage, resolve, tally, with_reports
+from harness.judge.known_issues import KnownIssues, layered
+
+
+def add_parser(sub: Any) -> None:
+    up = sub.add_parser("upstream", help="write the upstream report of a known issue's root cause, or check "
+                        "every report's scripts in cases/upstream/")
+    up.add_argument("id", nargs="?", help="a known issue's id or a root's id (one report per root cause)")
+    what = up.add_mutually_exclusive_group()
+    what.add_argument("--all", action="store_true", help="one report per root that has a snippet (with --out, or "
+                      "with --latest)")
+    what.add_argument("--check", action="store_true", help="run every snippet and full check in cases/upstream/: "
+                      "its exit status, and whether its known issue's exit contract holds on this host")
+    what.add_argument("--draft", action="store_true", help="print a draft snippet (the code part of <root>.py) "
+                      "from the witness case and the framework's reproducer template")
+    up.add_argument("--latest", action="store_true", help="run the snippet against the newest release of its "
+                    "framework on PyPI (a throwaway virtualenv, cached under .convdiff-cache)")
+    up.add_argument("--record", action="store_true", help="with --latest: write the result into the entries' "
+                    "latest: field")
+    up.add_argument("--out", help="write DIR/<root>.md (default: the report goes to stdout)")
+    up.add_argument("--known-issues", action="append", default=[], metavar="FILE",
+                    help="a known-issues file of your own (repeatable), looked up before convdiff's own")
+    up.add_argument("--no-run", action="store_true", help="render only: run no snippet, case or worker")
+    up.add_argument("--others", metavar="LIST", help="the implementations the witness case runs on (default: every "
+                    "installed one)")
+    up.add_argument("--timeout", type=float, default=300.0, help="seconds a script may run (default 300)")
+    up.add_argument("--json", help="with --check: also write the results to this JSON file")
+
+
+def cmd_upstream(args: argparse.Namespace, argv: list[str]) -> int:
+    try:
+        return _dispatch(args)
+    except UpstreamUsage as exc:
+        print(f"convdiff: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _usage(args: argparse.Namespace) -> None:
+    if args.json and not args.check:
+        raise UpstreamUsage("--json goes with --check")
+    if args.record and not args.latest:
+        raise UpstreamUsage("--record goes with --latest")
+    if (args.all or args.check) and args.id:
+        raise UpstreamUsage(f"give an ID or {'--all' if args.all else '--check'}, not both")
+    if not (args.all or args.check or args.id):
+        raise UpstreamUsage("give a known issue's ID, --all or --check")
+    if args.draft and not args.id:
+        raise UpstreamUsage("--draft needs an ID")
+    if args.all and not (args.out or args.latest):
+        raise UpstreamUsage("--all writes one file per report: give --out DIR")
+    if args.timeout <= 0:
+        raise UpstreamUsage("--timeout must be a positive number of seconds")
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    _usage(args)
+    known = layered(args.known_issues, [])  # a missing file: InputError, one line and exit 2 (cli.main)
+    if args.check:
+        from harness.commands.upstream.check import check
+
+        return check(with_reports(known), args.timeout, args.json)
+    subjects = with_reports(known) if args.all else [resolve(args.id, known)]
+    if args.draft:
+        return _draft(subjects[0])
+    if args.latest:
+        return _latest(subjects, args.record, args.timeout)
+    return _reports(subjects, known, args)
+
+
+def _reports(subjects: list[Root], known: KnownIssues, args: argparse.Namespace) -> int:
+    from harness.commands.upstream.build import build
+    from reports.upstream.body import render
+
+    others = {} if args.no_run else _witness_runs(subjects, args.others)
+    for root in subjects:
+        report = build(root, not args.no_run, args.timeout, others.get(root.id))
+        text = render(report)
+        if args.out is None:
+            print(text, end="")
+            continue
+        out = Path(args.out) / f"{root.id}.md"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+        print(f"wrote {out}: {report.run.verdict()}")
+    if args.all:
+        print(tally(known))
+    return 0
+
+
+def _witness_runs(subjects: list[Root], chosen: str | None) -> dict:
+    """root -> Others: every root's witness, run in one pass per settings (so workers stay warm)."""
+    from backends.registry import parse_backends
+    from harness.commands.upstream.scripts import settings_of
+    from harness.commands.upstream.witness import implementations, run_witnesses, witness
+
+    backends = implementations(parse_backends(chosen) if chosen else None)
+    groups: dict[tuple, dict] = {}
+    for root in subjects:
+        if root.primary is None:
+            continue
+        w = witness(root.primary)
+        if w is None:
+            continue
+        source = root.snippet.read_text(encoding="utf-8") if root.snippet is not None else ""
+        settings = settings_of(source)
+        groups.setdefault(tuple(sorted(settings.items())), {})[root.id] = w
+    out: dict = {}
+    for settings, witnesses in groups.items():
+        out.update(run_witnesses(witnesses, dict(settings), backends))
+    return out
+
+
+def _draft(root: Root) -> int:
+    from harness.commands.upstream.witness import witness
+    from reports.repro.script import ReproUnavailable, case_of, find_record
+    from reports.repro.snippet import draft
+
+    entry = root.primary
+    w = witness(entry) if entry is not None else None
+    if entry is None or w is None:
+        raise UpstreamUsage(f"'{root.id}' has no entry whose selector matches a case of the corpus: no witness to "
+                            "draft from")
+    try:
+        rec = find_record(f"{Path(w.case.file).name}::{w.case.id}", w.backend, w.device, [w.case.file], output=w.output)
+    except ReproUnavailable as exc:
+        raise UpstreamUsage(str(exc)) from None
+    print(draft(rec, case_of(rec), entry.host), end="")
+    print(f"# drafted from {Path(w.case.file).name}::{w.case.id} on {w.backend} ({rec.status})", file=sys.stderr)
+    return 0
+
+
+def _latest(subjects: list[Root], record: bool, timeout: float) -> int:
+    from backends.artifacts import cache_base
+    from harness.commands.upstream.latest import record_latest, run_latest
+
+    cache = cache_base() or Path(".convdiff-cache")
+    for root in subjects:
+        if root.snippet is None:
+            continue
+        done = run_latest(root, cache, timeout)
+        print(done.line(), flush=True)
+        if record and root.entries and done.latest.result != "not-run":
+            by_file: dict[str, list[str]] = {}
+            for e in root.entries:
+                by_file.setdefault(e.source, []).append(e.id)
+            for source, ids in by_file.items():
+                written = record_latest(Path(source), ids, done.latest)
+                print(f"  recorded in {source}: {', '.join(written)}")
+        if done.latest.result == "fixed":
+            print(f"  fixed in {done.package} {done.ran}: set fixed_in and narrow the entries to the versions "
+                  "that show it")
+    return 0
+
+
+def repro_issue(rec: Any, timeout: float) -> str:
+    """`convdiff repro --issue`: one result's issue text (reports/upstream/result.py), its script run here."""
+    from backends.registry import get_backend
+    from harness.commands.upstream.environment import facts_for
+    from harness.commands.upstream.scripts import run_snippet
+    from reports.repro.issue import expected_vs_actual, record_title
+    from reports.repro.script import ReproUnavailable, script_for
+    from reports.upstream.model import ScriptRun
+    from reports.upstream.result import render_result
+
+    adapter = get_backend(rec.backend)
+    facts = facts_for("", {}, (adapter.distribution or adapter.framework,), run=False)
+    source = (f"Case `{rec.case_id}` on {rec.backend} ({rec.device})"
+              + ("" if rec.output == "out" else f", {rec.output}") + ".")
+    try:
+        script = script_for(rec)
+    except ReproUnavailable as exc:
+        return render_result(record_title(rec), facts, "", ScriptRun(note=f"no standalone reproducer: {exc}"),
+                             expected_vs_actual(rec), source)
+    return render_result(record_title(rec), facts, script, run_snippet(script, timeout), expected_vs_actual(rec), source)

@@ -1,0 +1,127 @@
+"""The witness run: the smallest corpus case an entry matches on its backend, run on every installed
+implementation (each in its own workers, as `convdiff run` runs them), under the settings the snippet makes.
+
+The reported implementation's output is kept beside the others', so that each other implementation is
+classified as giving the right values, the same wrong values, other wrong values, a refusal or a crash
+(reports/upstream/others.py). Several roots' witnesses run in one pass per settings, so an `--all` keeps
+every framework's workers warm across them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from backends.registry import installed_backends
+from harness.commands.upstream.contract import entry_backends, installed
+from harness.commands.upstream.scripts import environ
+from harness.execution.records import Record
+from harness.judge.known_issues import KnownIssue, project_known_issues
+from harness.judge.verdict import Verdicts
+from harness.model.case import OUTPUTS, Case
+from harness.model.loader import load_cases
+from reports.repro.issue import case_summary
+from reports.upstream.model import Others
+from reports.upstream.others import classify, label, spec_text
+
+
+@dataclasses.dataclass(frozen=True)
+class Witness:
+    case: Case
+    backend: str  # the reported implementation
+    device: str
+    output: str
+
+
+@functools.cache
+def _corpus(directory: str) -> tuple[tuple[Case, dict[str, Any]], ...]:
+    return tuple((c, c.params()) for c in load_cases([directory]))
+
+
+def size(case: Case) -> tuple[int, int, str]:
+    """Smaller first: fewer input and weight elements, then fewer spatial dims, then the id."""
+    elements = case.batch * case.in_channels * math.prod(case.input_size) + math.prod(case.weight_shape)
+    return elements, case.rank, case.id
+
+
+def witness(entry: KnownIssue) -> Witness | None:
+    """The smallest case of convdiff's corpus the entry matches on one of its backends (installed ones first),
+    on any host; a gradient where the entry selects only gradients."""
+    project = project_known_issues()
+    if project is None:
+        return None
+    device = "cpu" if not entry.device or "cpu" in entry.device else entry.device[0]
+    best: Witness | None = None
+    for backend in entry_backends(entry)[:1]:
+        for case, params in _corpus(str(project.parent)):
+            if best is not None and size(case) >= size(best.case):
+                continue
+            grads = dataclasses.replace(case, gradients=True).gradient_outputs
+            output = next((o for o in OUTPUTS if (o == "out" or o in grads)
+                           and entry.matches(case, backend, device, None, o, params)), None)
+            if output is not None:
+                best = Witness(case, backend, device, output)
+    return best
+
+
+class _Capture:
+    """The runner's judge, keeping each forward output's values (float64, in the case layout) beside its record."""
+
+    def __init__(self) -> None:
+        self.verdicts = Verdicts()
+        self.arrays: dict[tuple[str, str, str], np.ndarray] = {}  # (file name, case id, backend)
+
+    def __call__(self, case: Case, worker: Any, payload: dict[str, Any], prepared: Any) -> list[Record]:
+        if payload.get("status") == "ok" and payload.get("array") is not None:
+            key = (Path(case.file).name, case.id, worker.backend)
+            self.arrays[key] = np.asarray(payload["array"], dtype=np.float64)
+        return self.verdicts(case, worker, payload, prepared)
+
+
+def implementations(chosen: Iterable[str] | None = None) -> list[str]:
+    """The installed implementations a witness runs on (every installed one, or those `chosen`)."""
+    names = installed_backends()
+    return [n for n in names if n in set(chosen)] if chosen is not None else names
+
+
+def run_witnesses(witnesses: dict[str, Witness], settings: dict[str, str], backends: list[str],
+                  timeout: float = 120.0) -> dict[str, Others]:
+    """root -> what every implementation does on its witness (run on CPU under `settings`, one pass)."""
+    from harness.execution.runner import run_cases
+
+    if not witnesses:
+        return {}
+    cases: dict[str, Case] = {}
+    for w in witnesses.values():
+        case = dataclasses.replace(w.case, gradients=w.output != "out")
+        cases[f"{Path(case.file).name}::{case.id}"] = case
+    targets = [(b, "cpu") for b in dict.fromkeys([*(w.backend for w in witnesses.values() if installed(w.backend)),
+                                                   *backends])]
+    records: list[Record] = []
+    capture = _Capture()
+    with environ(settings):
+        run_cases(list(cases.values()), targets, records.append, capture, timeout)
+    out = {}
+    for root, w in witnesses.items():
+        file = Path(w.case.file).name
+        mine = [r for r in records if r.case_id == w.case.id and r.file == file and r.output == w.output]
+        arrays = {b: a for (f, cid, b), a in capture.arrays.items() if (f, cid) == (file, w.case.id)
+                  } if w.output == "out" else {}
+        reported, outcomes = classify(mine, arrays, w.backend, w.case.expect == "invalid")
+        rows = [{**{k: getattr(r, k) for k in ("backend", "status", "max_abs_err", "message", "op", "params")},
+                 "label": " ".join(p for p in label(r.backend, r.backend_version) if p)} for r in mine]
+        out[root] = Others(case=_words(w), settings=settings, reported=reported, outcomes=outcomes,
+                           spec=spec_text(w.backend, w.case.op, w.case.params().get("padding")), records=rows)
+    return out
+
+
+def _words(w: Witness) -> str:
+    params = w.case.params()
+    what = "" if w.output == "out" else f", {w.output.replace('_', ' ')}"
+    return case_summary(params) + what
