@@ -3,15 +3,15 @@
 Kind: wrong-value
 Ask: Please accumulate op_convolution's half-type paths in float and round once, as #20090 did for softmax, mean and sum.
 
-What happens: Lowered without a partitioner (the portable kernels), a float16 1x1 Conv2d over 9 channels of 2048 and eight 1s (weights 1) returns 2048 where the sum, 2056, is exact in float16; bfloat16 256 and eight 1s returns 256 for 264. Every partial sum is rounded: a float16 Conv2d(16, 4, 3, padding=1) on positive data (144 products) is 6.4 float16 ulps off float64, bfloat16 6.8 ulps, where eager torch stays within 0.5. The XNNPACK partitioner takes no bfloat16 convolution, so under it a bfloat16 conv runs the same kernel with the same error.
+What happens: Lowered without a partitioner, a float16 1x1 Conv2d over 9 channels of 2048 and eight 1s (weights 1) returns 2048 where the sum, 2056, is exact in float16; bfloat16 256 and eight 1s returns 256 for 264. A float16 Conv2d(16, 4, 3, padding=1) on positive data (144 products) is 6.4 float16 ulps off float64, bfloat16 6.8, where eager torch stays within 0.5. The XNNPACK partitioner takes no bfloat16 conv, so there bfloat16 runs the same kernel.
 
-Expected: Products summed in float32 and rounded once to the output type, as eager PyTorch's CPU convolution computes it.
+Expected: Products summed in float32 and rounded once, as eager PyTorch's CPU convolution does.
 
-Mechanism: kernels/portable/cpu/op_convolution.cpp (executorch 1.5.1), conv2d_impl: the accumulator is `CTYPE accum` (Half or BFloat16) and each product is added with `accum += in_val * w_val`; the transposed path adds into the output (`out_ptr[out_idx] += in_val * w_val`) in CTYPE too. 1-D convolutions run the same code over a unit axis.
+Mechanism: kernels/portable/cpu/op_convolution.cpp (executorch 1.5.1), conv2d_impl: `CTYPE accum` (Half or BFloat16) takes each product with `accum += in_val * w_val`; the transposed path adds into the output in CTYPE too. 1-D convs run the same code over a unit axis.
 
 Symptoms:
-executorch portable kernels (no partitioner): float16 and bfloat16 conv1d/conv2d and their transposes.
-XnnpackPartitioner: bfloat16 convolutions stay undelegated and run the portable kernel.
+portable kernels (no partitioner): float16 and bfloat16 conv1d/conv2d and their transposes.
+XnnpackPartitioner: bfloat16 convolutions stay on the portable kernel.
 """
 import warnings
 import torch

@@ -3,11 +3,11 @@
 Kind: by-design-undocumented
 Ask: Please document that a float16 model delegated to XNNPACK sums in float16 on CPUs with native float16 arithmetic, or let users ask for float32 accumulation.
 
-What happens: A float16 Conv2d(16, 4, 3, padding=1) on positive data (144 products per output), lowered with XnnpackPartitioner and run on a Xeon with AVX512-FP16, is up to 5.2 float16 ulps off float64, where eager torch stays within 0.5. A 1x1 conv of 2048 and eight 1s (weights 1) returns 2048 instead of 2056, exact in float16: each addition is rounded. On x86 CPUs without AVX512-FP16 (this AMD Zen 4 included) the same program returns 2056: the result depends on the CPU.
+What happens: A float16 Conv2d(16, 4, 3, padding=1) on positive data (144 products per output), lowered with XnnpackPartitioner and run on a Xeon with AVX512-FP16, is up to 5.2 float16 ulps off float64, where eager torch stays within 0.5. A 1x1 conv of 2048 and eight 1s (weights 1) returns 2048 instead of 2056, which float16 holds exactly. Without AVX512-FP16 (this AMD Zen 4 included) the same program returns 2056.
 
-Expected: Eager PyTorch sums a float16 convolution in float32 and rounds once, on every CPU; so do XNNPACK's own f16_f32acc kernels, chosen on the other x86 CPUs.
+Expected: Eager PyTorch sums a float16 convolution in float32 and rounds once, on every CPU; so do XNNPACK's f16_f32acc kernels, chosen on the other x86 CPUs.
 
-Mechanism: XNNPACK picks its float16 GEMM microkernels from CPUID (src/configs/gemm-config.c, init_f16_gemm_config): with AVX512-FP16, xnn_f16_gemm/igemm_minmax_ukernel_*__avx512fp16_broadcast, which multiply-add in float16 registers; other AVX2 CPUs get the f16_f32acc kernels. ExecuTorch's delegate (executorch 1.5.1) defines a float16 convolution as an XNNPACK f16 node, so it inherits the choice; nothing selects or reports it.
+Mechanism: XNNPACK picks its float16 GEMM microkernels from CPUID (src/configs/gemm-config.c, init_f16_gemm_config): with AVX512-FP16, xnn_f16_gemm/igemm_minmax_ukernel_*__avx512fp16_broadcast, which multiply-add in float16; other AVX2 CPUs get the f16_f32acc kernels. ExecuTorch's delegate (executorch 1.5.1) maps a float16 conv to an XNNPACK f16 node and inherits the choice.
 """
 import sys
 import warnings

@@ -3,15 +3,15 @@
 Kind: invalid-accepted
 Ask: Please raise in every quantized engine, as the float convolution does.
 
-What happens: torch.ao.nn.quantized Conv1d/2d/3d do not check that the dilated kernel fits the padded input. Input 4, kernel 5, stride 2: fbgemm, x86 and onednn return length 1, the sum of the in-range taps ([1, 2, 4, 8] -> 15), and qnnpack dies with SIGSEGV. Input 2, kernel 3, stride 1: onednn, and x86 on AVX512-VNNI CPUs, return an empty (1, 1, 0) tensor; fbgemm raises. Float F.conv1d raises "Kernel size can't be greater than actual input size" for both.
+What happens: Input 4, kernel 5, stride 2: fbgemm, x86 and onednn return length 1, the sum of the in-range taps ([1, 2, 4, 8] -> 15); qnnpack dies with SIGSEGV. Input 2, kernel 3, stride 1: onednn, and x86 on AVX512-VNNI CPUs, return an empty (1, 1, 0) tensor; fbgemm raises. Float F.conv1d raises "Kernel size can't be greater than actual input size" for both.
 
-Expected: The output length floor((n + 2p - d(k - 1) - 1) / s) + 1 must be at least 1 (https://pytorch.org/docs/stable/generated/torch.nn.Conv1d.html); otherwise an error.
+Expected: The output length floor((n + 2p - d(k - 1) - 1) / s) + 1 must be at least 1 (https://pytorch.org/docs/stable/generated/torch.nn.Conv1d.html).
 
-Mechanism: The quantized ops size the output with C integer division, which truncates toward zero: (4 - 5) / 2 + 1 = 1 (fbgemm's conv_param_t OUT_DIM; MakeConvOutputShape for qnnpack), so the "each dimension of output tensor should be greater than 0" check of PackedConvWeight::apply_impl and PackedConvWeightsQnnp::apply_impl passes. PackedConvWeightsOnednn::apply_impl (aten/src/ATen/native/quantized/cpu/qconv.cpp, torch 2.13.0) has no check and returns early on an empty output.
+Mechanism: The quantized ops size the output with C integer division, truncating toward zero: (4 - 5) / 2 + 1 = 1 (fbgemm's conv_param_t OUT_DIM; MakeConvOutputShape for qnnpack), so the "greater than 0" check of PackedConvWeight::apply_impl and PackedConvWeightsQnnp::apply_impl passes; PackedConvWeightsOnednn::apply_impl (aten/src/ATen/native/quantized/cpu/qconv.cpp, torch 2.13.0) has no check.
 
 Symptoms:
 fbgemm, x86, onednn: length 1 where the kernel overhangs the padded input by less than a stride.
-onednn, and x86 where it runs oneDNN (AVX512-VNNI CPUs): an empty output one stride further.
+onednn, and x86 where it runs oneDNN: an empty output one stride further.
 qnnpack: SIGSEGV (or an internal assert) where the others return length 1.
 """
 import sys

@@ -3,15 +3,15 @@
 Kind: wrong-value
 Ask: Please fix the transposed-weight prepack of the onednn engine.
 
-What happens: Under the onednn engine, quantized ConvTranspose1d/2d/3d are wrong when C_in/groups and C_out/groups are both above 1 and differ: impulses through a 2 -> 3 channel 1x1 kernel (w = 10..60) return [10, 50, 40] / [30, 20, 60]. With random full-range weights and inputs (3x3 kernel), 4 -> 6 is 168 units of y off, 4 -> 6 groups 2 191; 4 -> 4 and 3 -> 6 groups 3 are exact. The default x86 engine sends the module to oneDNN on AVX512-VNNI CPUs and gives the same values; elsewhere it runs fbgemm and is exact.
+What happens: Under the onednn engine, quantized ConvTranspose1d/2d/3d are wrong when C_in/groups and C_out/groups are both above 1 and differ: impulses through a 2 -> 3 channel 1x1 kernel (w = 10..60) return [10, 50, 40] / [30, 20, 60]; random full-range 4 -> 6 (3x3) is 168 units of y off. Square blocks and vectors are exact; fbgemm and qnnpack are exact.
 
-Expected: The weight is (C_in, C_out/groups, *kernel) (https://pytorch.org/docs/stable/generated/torch.nn.ConvTranspose2d.html); fbgemm and qnnpack give [10, 20, 30] / [40, 50, 60].
+Expected: The weight is (C_in, C_out/groups, *kernel) (https://pytorch.org/docs/stable/generated/torch.nn.ConvTranspose2d.html).
 
-Mechanism: The output equals, bit for bit, the convolution with each (C_in/g x C_out/g) weight block transposed twice, each time read as C_out/g x C_in/g: one channel-axis swap too many, which cancels only for square blocks and vectors. Both swaps are in the transposed branch of PackedConvWeightsOnednn<kSpatialDim>::prepack (aten/src/ATen/native/quantized/cpu/qconv_prepack.cpp, torch 2.13.0): weight.reshape(dims_giohw).permute(perms).clone(), then exp_wgt.feed_from(wgt, /*transposed=*/true).
+Mechanism: The output equals, bit for bit, the convolution with each (C_in/g x C_out/g) weight block transposed twice, each time read as C_out/g x C_in/g: one channel-axis swap too many. Both swaps are in the transposed branch of PackedConvWeightsOnednn<kSpatialDim>::prepack (aten/src/ATen/native/quantized/cpu/qconv_prepack.cpp, torch 2.13.0): weight.reshape(dims_giohw).permute(perms).clone(), then exp_wgt.feed_from(wgt, /*transposed=*/true).
 
 Symptoms:
-onednn engine: ConvTranspose1d/2d/3d on any x86-64 CPU, at any ONEDNN_MAX_CPU_ISA.
-x86 engine (the default): on CPUs with AVX512-VNNI, for a symmetric weight, groups <= 100 and no output_padding (should_use_onednn_quant, OnednnUtils.h).
+onednn engine: ConvTranspose1d/2d/3d, any x86-64 CPU, any ONEDNN_MAX_CPU_ISA.
+x86 engine (the default): CPUs with AVX512-VNNI, symmetric weight, no output_padding (should_use_onednn_quant, OnednnUtils.h).
 """
 import sys
 import warnings

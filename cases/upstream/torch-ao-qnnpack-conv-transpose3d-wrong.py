@@ -3,11 +3,11 @@
 Kind: wrong-value
 Ask: Please pass the depth to qnnpackDeConv in the 3-D branch (as the forward conv does), or refuse 3-D transposed convs under qnnpack.
 
-What happens: torch.ao.nn.quantized.ConvTranspose3d under the qnnpack engine returns depth plane 0 right and the other planes as whatever the output buffer held: a 1x1x1 identity kernel over an input of depth 3 holding 10..120 returns [0, 0, 0, 0] in one run and [32, 100, 101, 99] / [111, 109, 112, 32] (bytes of ASCII text, stale heap) in another for planes 1 and 2. With random data 222-255 units of y off, per-tensor and per-channel alike. An output of depth 1, and qnnpack's ConvTranspose1d/2d and Conv3d, are right; fbgemm is right.
+What happens: Under the qnnpack engine, quantized ConvTranspose3d returns depth plane 0 right and the other planes as whatever the output buffer held: a 1x1x1 identity kernel over an input of depth 3 holding 10..120 returns [0, 0, 0, 0] in one run and [32, 100, 101, 99] / [111, 109, 112, 32] (bytes of ASCII text) in another for planes 1 and 2; random data is 222-255 units of y off. Depth 1, qnnpack's ConvTranspose1d/2d and Conv3d, and fbgemm are right.
 
 Expected: Every output plane computed (https://pytorch.org/docs/stable/generated/torch.ao.nn.quantized.ConvTranspose3d.html).
 
-Mechanism: PackedConvWeightsQnnp<3>::apply_impl (aten/src/ATen/native/quantized/cpu/qconv.cpp, torch 2.13.0) allocates the output uninitialized and, for a transposed conv, calls qnnpack::qnnpackDeConv(..., N, H, W, ...) without the depth, where the forward branch passes N, D, H, W; only the first plane is written. PR #66350, which brought 3-D convolution to qnnpack, left the transposed case for later.
+Mechanism: PackedConvWeightsQnnp<3>::apply_impl (aten/src/ATen/native/quantized/cpu/qconv.cpp, torch 2.13.0) allocates the output uninitialized and, transposed, calls qnnpack::qnnpackDeConv(..., N, H, W, ...) without the depth, where the forward branch passes N, D, H, W. PR #66350, which brought 3-D convolution to qnnpack, left the transposed case for later.
 """
 import sys
 import warnings

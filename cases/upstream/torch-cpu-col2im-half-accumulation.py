@@ -1,17 +1,17 @@
 """CPU float16/bfloat16 ConvTranspose and conv backward add overlapping taps in the half type where oneDNN has no kernel for the dtype
 
 Kind: wrong-value
-Ask: Please accumulate col2im/col2vol (and the backward's unfolded accumulation) in float, as the CUDA col2im does, so that these paths round once.
+Ask: Please accumulate col2im/col2vol and the backward's unfolded accumulation in float, as the CUDA col2im does, so that these paths round once.
 
-What happens: Where oneDNN has no float16 kernels (every CPU without AVX512-FP16/AMX-FP16) or no bfloat16 kernels (CPUs without AVX-512, or ONEDNN_MAX_CPU_ISA=AVX2), ConvTranspose1d/2d/3d and the grad_input of Conv1d/2d/3d round after every overlapping tap. x = 1 and a 9-tap kernel [1, t, ..., t], t a quarter of an ulp at 1: the element all taps overlap is 1.0 where the sum is 1 + 8t (bfloat16 1.015625, float16 1.0019531), representable and returned by float32 then rounded. A 3x3x3 kernel: 6.2 bfloat16 ulps off, 6.45 float16; random float16 data, 9 -> 11 channels, 12x12 kernel: 15.3 off float64, where the float32 sum rounded once is 1.3 off.
+What happens: Adding the diagnosis to this thread: where oneDNN has no float16 kernels (CPUs without AVX512-FP16) or no bfloat16 kernels (AVX2 CPUs, or ONEDNN_MAX_CPU_ISA=AVX2), ConvTranspose1d/2d/3d and Conv1d/2d/3d's grad_input round after every overlapping tap. x = 1 and a 9-tap kernel [1, t, ..., t], t a quarter of an ulp at 1: the element all taps overlap is 1.0, where the float32 sum rounded once is 1 + 8t (bfloat16 1.015625, float16 1.0019531). A 3x3x3 kernel is 6.2 bfloat16 ulps off, 6.45 float16.
 
-Expected: The result within the rounding of one conversion to the half type, as oneDNN's kernels and the CUDA path give (they accumulate in float).
+Expected: The result within one rounding to the half type, as oneDNN's kernels and the CUDA path give.
 
-Mechanism: slow_conv_transpose2d/3d (NaiveConvolutionTranspose2d.cpp/3d.cpp) compute the columns with a GEMM, round them to scalar_t, then col2im (im2col.h) / col2vol (vol2col.h) add the overlapping columns with data_im[...] += data_col[...] in scalar_t; the backward's unfolded2d_acc (Unfold2d.cpp, Slow2d) and Unfold3dAccCPU (Unfold3d.cpp, Slow3d) do the same. CUDA's col2im_device (im2col.cuh) accumulates in accT.
+Mechanism: slow_conv_transpose2d/3d (NaiveConvolutionTranspose2d.cpp/3d.cpp, torch 2.13.0) round the GEMM's columns to scalar_t, then col2im (im2col.h) / col2vol (vol2col.h) add them with data_im[...] += data_col[...] in scalar_t; the backward's unfolded2d_acc (Unfold2d.cpp) and Unfold3dAccCPU (Unfold3d.cpp) do the same. CUDA's col2im_device (im2col.cuh) accumulates in accT.
 
 Symptoms:
-float16 ConvTranspose1d/2d/3d on CPUs without AVX512-FP16 (most x86 CPUs): no oneDNN float16 kernels.
-bfloat16 ConvTranspose1d/2d/3d without oneDNN bfloat16 kernels (AVX2 CPUs, or ONEDNN_MAX_CPU_ISA=AVX2); inductor returns eager's output bit for bit.
+float16 ConvTranspose1d/2d/3d on CPUs without AVX512-FP16.
+bfloat16 ConvTranspose1d/2d/3d without oneDNN bfloat16 kernels; inductor returns eager's output bit for bit.
 bfloat16 Conv1d/2d/3d grad_input without oneDNN bfloat16 kernels (Slow2d, Slow3d).
 """
 import os
