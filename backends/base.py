@@ -11,9 +11,17 @@ The contract, versioned by API_VERSION (major: a change that breaks adapters; mi
   `epilogue_reason`, `run` (and optionally `run_gradients`, `prepare`, `host_facts`, `fingerprint`,
   `version`, `unavailable_reason`). `name` is set from the registration.
 - `run(case, inputs, device) -> Output`, or raise `Unsupported` (the adapter cannot express the case)
-  or `Rejected` (the framework raised on it); any other exception is recorded as `error`.
-- `Case` (harness.model.case): the canonical case, PyTorch's semantics, read-only; `case.geometry` holds
-  the resolved explicit padding pairs. `Inputs` (harness.numerics.inputs): x in the case layout, w in the
+  or `Rejected` (the framework raised on it: `raise Rejected(first_line(exc)) from exc`). It is called for
+  every case `supports()` accepts, `expect: invalid` cases included. Any other exception is recorded as
+  `error`, with `error_origin` saying whose: "adapter" when the adapter's own code raised it (the message
+  ends with its file and line), "convdiff" for an internal failure. Running out of memory (MemoryError,
+  even wrapped in Rejected) is recorded as a `crash`, never as a refusal (harness/execution/failures.py).
+- `Case` (harness.model.case): the canonical case, PyTorch's semantics, read-only. `case.geometry` holds what
+  a valid case resolves to (explicit padding pairs, output size, a transposed case's tail) and is **None for
+  an `expect: invalid` case**, which has no valid convolution to resolve. An adapter hands such a case's
+  parameters to its framework as the case states them (`case.padding`: explicit pairs, or "same" / "valid"),
+  for the framework to refuse; where its framework's API can only take what the geometry resolves, it
+  raises `Unsupported` saying so. `Inputs` (harness.numerics.inputs): x in the case layout, w in the
   canonical weight layout, b, the epilogue's constants, a quantized case's parameters.
 - `first_line(exc)`: an exception's first line, as records show it.
 An adapter checks the contract it was written against with `require_api(1)`.
