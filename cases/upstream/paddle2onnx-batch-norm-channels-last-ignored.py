@@ -1,81 +1,30 @@
-"""paddle2onnx exports F.batch_norm with data_format='NHWC'/'NDHWC'/'NLC' as an ONNX BatchNormalization on the channels-last tensor
+"""BatchNorm with data_format NLC / NHWC / NDHWC is exported as a BatchNormalization over the wrong axis (no Transpose)
 
-Project: PaddlePaddle/Paddle2ONNX (https://github.com/PaddlePaddle/Paddle2ONNX/issues)
-Upstream: none found
-Related: https://github.com/PaddlePaddle/Paddle2ONNX/pull/449 (batch_norm with NHWC was refused as "not supported by ONNX")
-Checked: 2026-11-28, paddlepaddle 3.3.1, paddle2onnx 2.1.0, searched PaddlePaddle/Paddle2ONNX issues for "batch_norm NHWC", "BatchNormalization data_layout", "Invalid input scale: 0th dimension"
+Kind: wrong-value
+Ask: a fix: transpose to channels-first around the BatchNormalization (or raise for channels-last, as before PR #449), instead of exporting the wrong axis.
 
-What happens: paddle.onnx.export (paddle2onnx 2.1.0, PIR path) of F.batch_norm(x, mean, var, weight, bias,
-training=False, data_format=FMT) with a channels-last input (NDHWC [1, 7, 7, 7, 4], NHWC [1, 7, 7, 4], NLC [1, 7, 4];
-4 channels) writes a plain ONNX BatchNormalization on the channels-last tensor, with no Transpose around it. ONNX's
-BatchNormalization normalizes axis 1, so the exported model pairs 4-element scale/bias/mean/var with an axis of length
-7: an invalid model (ONNX Runtime refuses it at run time: "Invalid input scale: 0th dimension != 7", measured
-2026-11-24), and where that axis happens to equal C it would silently normalize the wrong axis.
+What happens: paddle.onnx.export of BatchNorm1D(4, data_format="NLC") writes one ONNX BatchNormalization on the (N, L, C) input, with no Transpose. ONNX normalizes axis 1, so the per-channel scale lands on the length axis. With L == C (4 here) the model runs and is silently wrong: scales [1, 2, 3, 4] on ones give rows [1, 1, 1, 1], [2, 2, 2, 2], ... for [1, 2, 3, 4] in every row. With L != C ONNX Runtime refuses it ("Invalid input scale: 0th dimension != 7"). NHWC and NDHWC alike. Eager Paddle is right.
 
-Expected: the exporter transposes to channels-first around BatchNormalization (or refuses channels-last, as it once
-did). The check here is structural: the ONNX spec requires scale, B, input_mean and input_var of shape (C,) with
-C = X.shape[1]; the script reads the exported graph with onnx and compares.
+Expected: the same values as Paddle; ONNX BatchNormalization takes channels on axis 1 (https://onnx.ai/onnx/operators/onnx__BatchNormalization.html), so a channels-last input needs a Transpose before and after.
 
-Mechanism: the batch_norm mapper ignores data_format (data_layout) on this path; older paddle2onnx asserted NCHW only
-(PR 449). The mapper source was not traced further.
-
-Host: any.
+Mechanism: BatchNormMapper (paddle2onnx/mapper/nn/batch_norm.h) reads data_format in its PIR constructor, but BatchNormMapper::Opset7 (batch_norm.cc) never uses it: it emits one BatchNormalization on the input as it is. An older version asserted NCHW ("not supported by ONNX", PR #449); this one converts silently.
 """
-import os
-import sys
 import tempfile
-import warnings
-
 import numpy as np
-
-warnings.filterwarnings("ignore", message="No ccache found")  # printed by paddle's import on hosts without ccache
-import onnx  # paddle2onnx's own output format (a dependency of paddle2onnx)
+import onnx
+import onnxruntime as ort
 import paddle
-import paddle.nn.functional as F
 import paddle2onnx
-
-SHAPES = {"NDHWC": [1, 7, 7, 7, 4], "NHWC": [1, 7, 7, 4], "NLC": [1, 7, 4]}
-
-
-class BN(paddle.nn.Layer):
-    def __init__(self, fmt):
-        super().__init__()
-        self.fmt = fmt
-        for name, v in zip("mvgb", (0.0, 1.0, 2.0, 0.5)):
-            self.register_buffer(name, paddle.to_tensor(np.full(4, v, np.float32)))
-
-    def forward(self, x):
-        return F.batch_norm(x, self.m, self.v, self.g, self.b, training=False, epsilon=1e-5, data_format=self.fmt)
-
-
-paddle.set_device("cpu")
-print(f"paddle {paddle.__version__}, paddle2onnx {paddle2onnx.__version__}")
-shown = False
-for fmt, shape in SHAPES.items():
-    with tempfile.TemporaryDirectory() as tmp:
-        try:
-            paddle.onnx.export(BN(fmt), os.path.join(tmp, "m"),
-                               input_spec=[paddle.static.InputSpec(shape, "float32", name="x")])
-            model = onnx.load(os.path.join(tmp, "m.onnx"))
-        except Exception as exc:  # a refusal would be an acceptable answer
-            print(f"{fmt}: export refused: {str(exc).strip().splitlines()[-1][:160]}")
-            continue
-    ops = [n.op_type for n in model.graph.node]
-    consts = {t.name: list(t.dims) for t in model.graph.initializer}
-    consts.update({n.output[0]: list(onnx.helper.get_attribute_value(n.attribute[0]).dims)
-                   for n in model.graph.node if n.op_type == "Constant" and n.attribute})
-    bn = next((n for n in model.graph.node if n.op_type == "BatchNormalization"), None)
-    if bn is None:
-        print(f"{fmt}: ops {ops}: no BatchNormalization")
-        continue
-    fed_by_input = bn.input[0] == model.graph.input[0].name
-    scale_shape = consts.get(bn.input[1], "?")
-    print(f"{fmt} input {shape}: ops {ops}; BatchNormalization reads "
-          f"{'the channels-last graph input directly' if fed_by_input else bn.input[0]}: its axis 1 has length "
-          f"{shape[1] if fed_by_input else '?'}, scale shape {scale_shape} (C = {shape[-1]})")
-    shown |= fed_by_input and shape[1] != shape[-1]
-if shown:
-    print("defect shown: BatchNormalization is applied to a channels-last tensor")
-    sys.exit(1)
-print("not shown: every export normalizes the channel axis")
-sys.exit(0)
+print("paddle", paddle.__version__, "paddle2onnx", paddle2onnx.__version__, "onnxruntime", ort.__version__)
+scale = paddle.ParamAttr(initializer=paddle.nn.initializer.Assign(np.array([1.0, 2.0, 3.0, 4.0], "float32")))
+bn = paddle.nn.BatchNorm1D(4, data_format="NLC", weight_attr=scale)  # mean 0, variance 1, bias 0: y = x * scale
+bn.eval()
+path = tempfile.mkdtemp() + "/bn"
+paddle.onnx.export(bn, path, input_spec=[paddle.static.InputSpec([1, 4, 4], "float32", name="x")])  # N, L = 4, C = 4
+model = onnx.load(path + ".onnx")
+x = np.ones((1, 4, 4), "float32")
+y = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})[0]
+eager = bn(paddle.to_tensor(x)).numpy()
+print("exported ops:", [n.op_type for n in model.graph.node])
+print("eager y[0]:   ", eager[0].round(3).tolist(), "\nexported y[0]:", y[0].round(3).tolist())
+raise SystemExit(0 if np.allclose(y, eager) else 1)
