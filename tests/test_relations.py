@@ -224,3 +224,22 @@ def test_torch_transposed_conv_is_its_forward_conv_adjoint():
               relations=RelationPlan(("adjoint",)))
     adj = [r for r in records if r.output == "relation:adjoint"]
     assert len(adj) == 2 and all(r.status in ("pass", "within_bound") for r in adj), [r.message for r in adj]
+
+
+def test_pytest_items_per_relation_and_a_known_relation_issue_is_xfail(pytester):
+    """--convdiff-relations: one item per case, target and relation; a relation record's known issue
+    (`output: relation:layout`) is an xfail, the forward item passes, within_bound passes."""
+    from tests.helpers import run_pytest
+
+    pytester.mkdir("cases")
+    pytester.makeini("[pytest]\nconvdiff_cases = cases\n")
+    pytester.path.joinpath("cases", "c.yaml").write_text(
+        "cases:\n  - id: c\n    op: conv2d\n    in_channels: 3\n    out_channels: 4\n    input_size: 6\n    kernel_size: 3\n")
+    pytester.path.joinpath("cases", "known_issues.yaml").write_text(
+        "issues:\n  - id: layout_path\n    backend: mutant:layout_dependent_path\n    cases: {output: relation:layout}\n"
+        "    status: mismatch\n    reason: the seeded channels-last path\n    link: https://example.invalid/layout\n")
+    result = run_pytest(pytester, "cases", "--convdiff-backends", "mutant:layout_dependent_path,mutant:thread_dependent_sum",
+                        "--convdiff-relations", "layout,threads", "-rxX")
+    out = result.stdout.str()
+    assert "c[mutant:layout_dependent_path-cpu-relation:layout]" in out and "example.invalid/layout" in out
+    result.assert_outcomes(passed=5, xfailed=1)  # 2 forward items, 2 threads items (one within_bound), 1 layout
