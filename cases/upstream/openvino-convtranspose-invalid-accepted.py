@@ -8,6 +8,10 @@ What happens: An ONNX ConvTranspose over a length-3 input (x [1, 2, 3], w [1, 10
 Expected: "Each padding value in output_padding must be less than the corresponding stride/dilation dimension" and an output of at least one element (https://onnx.ai/onnx/operators/onnx__ConvTranspose.html).
 
 Mechanism: src/core/shape_inference/include/convolution_backprop_shape_inference_util.hpp, append_spatial_shape, computes (L - 1) * stride + dilated kernel + output_padding - pads with no lower bound, and nothing in ConvolutionBackpropData's validation compares output_padding with the strides and dilations.
+
+Symptoms:
+- output_padding >= max(stride, dilation): a longer output
+- an output length of exactly 0: an empty tensor
 """
 import sys
 import numpy as np

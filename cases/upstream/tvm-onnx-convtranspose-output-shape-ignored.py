@@ -8,6 +8,10 @@ What happens: A ConvTranspose with strides 2, kernel 3 and output_shape [5] over
 Expected: "output_shape can also be explicitly specified in which case pads values are auto generated": total_padding = stride * (L - 1) + output_padding + ((k - 1) * d + 1) - output_shape, split begin/end (https://onnx.ai/onnx/operators/onnx__ConvTranspose.html): here pads [1, 1].
 
 Mechanism: python/tvm/relax/frontend/onnx/onnx_frontend.py, ConvTranspose._impl_v1, never reads output_shape; PR 19450, which added auto_pad there, left it "unsupported", but nothing reports that to the user.
+
+Symptoms:
+- output_shape alone: the full, unpadded output
+- output_shape with output_padding: output_padding longer still, and output_padding >= stride refused even with a larger dilation
 """
 import sys
 import numpy as np
