@@ -61,10 +61,14 @@ class Latest:
     date: str
     note: str = ""
 
-    def sentence(self, package: str) -> str:
-        """'still shows in torch 2.14.1' / 'fixed in ...' / 'not run against ...', with the note."""
+    def short(self, package: str) -> str:
+        """'still shows in torch 2.14.1' / 'fixed in ...' / 'not run against ...'."""
         head = {"shows": "still shows in", "fixed": "fixed in", "not-run": "not run against"}[self.result]
-        return f"{head} {package} {self.version} ({self.date}{'; ' + self.note if self.note else ''})"
+        return f"{head} {package} {self.version}"
+
+    def sentence(self, package: str) -> str:
+        """short(), with the date and the note."""
+        return f"{self.short(package)} ({self.date}{'; ' + self.note if self.note else ''})"
 
 
 def _where(raw: LineMap, key: str, sub: Any = None, subkey: str | None = None) -> int:

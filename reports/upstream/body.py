@@ -50,8 +50,7 @@ def _others(report: Report) -> list[str]:
     rows = table(others.outcomes)
     if not rows:
         return []
-    settings = "".join(f", {k}={v}" for k, v in others.settings.items())
-    head = f"**What other implementations do** with the same inputs ({others.case}{settings}):"
+    head = "**What other implementations do** with the same convolution (in the details below):"
     said = disagreement(others.reported, others.outcomes, others.spec) if others.spec else ""
     return [head, "", *rows, "", *([said, ""] if said else [])]
 
@@ -71,7 +70,7 @@ def render(report: Report) -> str:
         lines += _block(report.environment)
     lines += _others(report)
     ask = f"**Ask:** {one_line(report.ask)}" if report.ask else ""
-    latest = f"Newest release: {report.latest}." if report.latest else ""
+    latest = f"Newest release: {report.latest_short}." if report.latest_short else ""
     if ask or latest:
         lines += [" ".join(p for p in (ask, latest) if p), ""]
     if report.links:

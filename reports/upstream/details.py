@@ -35,7 +35,8 @@ def _records(report: Report) -> list[str]:
         err = "" if r.get("max_abs_err") is None else f"{r['max_abs_err']:.3g}"
         message = " ".join(str(r.get("message") or "").split())[:160].replace("|", "/")
         rows.append(f"| {r.get('label', r.get('backend'))} | {r.get('status')} | {err} | {message} |")
-    return [f"Every implementation on the same case ({others.case}):", "", *rows, ""]
+    settings = "".join(f", {k}={v}" for k, v in others.settings.items())
+    return [f"Every implementation on the same convolution ({others.case}{settings}):", "", *rows, ""]
 
 
 def details(report: Report) -> list[str]:
@@ -45,6 +46,8 @@ def details(report: Report) -> list[str]:
     if report.scope:
         parts += ["Scope: " + " ".join(report.scope), ""]
     parts += _records(report)
+    if report.latest:
+        parts += [f"Newest release checked: {report.latest}.", ""]
     if report.searched:
         parts += ["Searched for duplicates:", "", *[f"- {s}" for s in report.searched], ""]
     if report.legacy:

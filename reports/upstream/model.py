@@ -99,7 +99,8 @@ class Report:
     symptoms: list[str] = field(default_factory=list)
     others: Others | None = None
     ask: str = ""
-    latest: str = ""  # "still shows in tensorflow-cpu 2.21.0 (...)"
+    latest: str = ""  # "still shows in tensorflow-cpu 2.21.0 (2026-11-29; the note)", in the details
+    latest_short: str = ""  # "still shows in tensorflow-cpu 2.21.0", in the body
     links: list[str] = field(default_factory=list)
     checks: list[tuple[str, ScriptRun]] = field(default_factory=list)  # (check file name, its run)
     scope: list[str] = field(default_factory=list)  # "fails exactly when ..." sentences, where known

@@ -86,7 +86,7 @@ def spec_text(backend: str, op: str, padding: Any) -> str:
     return _SPECS[key].format(op=onnx_op, torch=torch_name, lower=lower)
 
 
-def _first_line(message: str, words: int = 14) -> str:
+def _first_line(message: str, words: int = 10) -> str:
     text = next((ln.strip() for ln in message.splitlines() if ln.strip()), "")
     text = re.sub(r"^rejected as expected: ", "", text)
     parts = text.split()
@@ -138,24 +138,32 @@ def classify(records: list[Record], arrays: dict[str, np.ndarray], reported: str
     return reported_outcome, others
 
 
-def _names(outcomes: list[Outcome]) -> str:
-    """Labels grouped by product: 'PyTorch 2.13.0 (eager, torch.compile); JAX 0.10.2 (eager, jit)'."""
+def _names(outcomes: list[Outcome], split: frozenset[str] = frozenset()) -> str:
+    """Products, each once: 'PyTorch 2.13.0; JAX 0.10.2'; a product in `split` (one whose variants differ)
+    with the variants of this row: 'PyTorch 2.13.0 (eager, torch.compile)'."""
     groups: dict[str, list[str]] = {}
     for o in outcomes:
         product, _, variant = o.label.partition(" (")
         groups.setdefault(product, []).append(variant.rstrip(")") if variant else "")
-    return "; ".join(p + (f" ({', '.join(v for v in vs if v)})" if any(vs) else "") for p, vs in groups.items())
+    return "; ".join(p + (f" ({', '.join(v for v in vs if v)})" if p in split and any(vs) else "")
+                     for p, vs in groups.items())
 
 
 def table(outcomes: list[Outcome]) -> list[str]:
-    """The body's table: one row per verdict for values, one per implementation for messages."""
+    """The body's table: one row per verdict for values (products named once, their variants only where they
+    differ), one per implementation for messages; what cannot be expressed is left to the details."""
+    shown = [o for o in outcomes if o.verdict in VERDICTS]
+    verdicts_of: dict[str, set[str]] = {}
+    for o in shown:
+        verdicts_of.setdefault(o.label.partition(" (")[0], set()).add(o.verdict)
+    split = frozenset(p for p, v in verdicts_of.items() if len(v) > 1)
     rows = ["| implementation | result |", "| --- | --- |"]
     for verdict, words in VERDICTS.items():
-        chosen = [o for o in outcomes if o.verdict == verdict]
+        chosen = [o for o in shown if o.verdict == verdict]
         if not chosen:
             continue
         if verdict in ("right", "same-wrong", "accepts"):
-            rows.append(f"| {_names(chosen)} | {words} |")
+            rows.append(f"| {_names(chosen, split)} | {words} |")
             continue
         for o in chosen:
             detail = f": {o.detail}" if o.detail else ""

@@ -46,7 +46,9 @@ def add_parser(sub: Any) -> None:
     up.add_argument("--others", metavar="LIST", help="the implementations the witness case runs on (default: every "
                     "installed one)")
     up.add_argument("--timeout", type=float, default=300.0, help="seconds a script may run (default 300)")
-    up.add_argument("--json", help="with --check: also write the results to this JSON file")
+    up.add_argument("--json", help="with --check or --latest: also write the results to this JSON file")
+    up.add_argument("--venvs", metavar="DIR", help="with --latest: where the throwaway virtualenvs live (default: "
+                    ".convdiff-cache/latest-venvs, kept for the next run)")
 
 
 def cmd_upstream(args: argparse.Namespace, argv: list[str]) -> int:
@@ -58,8 +60,10 @@ def cmd_upstream(args: argparse.Namespace, argv: list[str]) -> int:
 
 
 def _usage(args: argparse.Namespace) -> None:
-    if args.json and not args.check:
-        raise UpstreamUsage("--json goes with --check")
+    if args.json and not (args.check or args.latest):
+        raise UpstreamUsage("--json goes with --check or --latest")
+    if args.venvs and not args.latest:
+        raise UpstreamUsage("--venvs goes with --latest")
     if args.record and not args.latest:
         raise UpstreamUsage("--record goes with --latest")
     if (args.all or args.check) and args.id:
@@ -85,7 +89,7 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.draft:
         return _draft(subjects[0])
     if args.latest:
-        return _latest(subjects, args.record, args.timeout)
+        return _latest(subjects, args, known)
     return _reports(subjects, known, args)
 
 
@@ -151,17 +155,24 @@ def _draft(root: Root) -> int:
     return 0
 
 
-def _latest(subjects: list[Root], record: bool, timeout: float) -> int:
-    from backends.artifacts import cache_base
-    from harness.commands.upstream.latest import record_latest, run_latest
+def _latest(subjects: list[Root], args: argparse.Namespace, known: KnownIssues) -> int:
+    import datetime
+    import json
 
-    cache = cache_base() or Path(".convdiff-cache")
+    from backends.artifacts import cache_base
+    from harness.commands.upstream.latest import VENVS, record_latest, run_latest
+
+    venvs = Path(args.venvs) if args.venvs else (cache_base() or Path(".convdiff-cache")) / VENVS
+    rows = []
     for root in subjects:
-        if root.snippet is None:
+        if root.snippet is None or not root.entries:
             continue
-        done = run_latest(root, cache, timeout)
+        done = run_latest(root, venvs.resolve(), args.timeout)
         print(done.line(), flush=True)
-        if record and root.entries and done.latest.result != "not-run":
+        rows.append({"root": root.id, "entries": [e.id for e in root.entries], "package": done.package,
+                     "newest": done.newest, "ran": done.ran, "result": done.latest.result, "note": done.latest.note,
+                     "output_tail": "\n".join(done.output.splitlines()[-20:])})
+        if args.record and done.latest.result != "not-run":
             by_file: dict[str, list[str]] = {}
             for e in root.entries:
                 by_file.setdefault(e.source, []).append(e.id)
@@ -171,6 +182,13 @@ def _latest(subjects: list[Root], record: bool, timeout: float) -> int:
         if done.latest.result == "fixed":
             print(f"  fixed in {done.package} {done.ran}: set fixed_in and narrow the entries to the versions "
                   "that show it")
+    if args.all:
+        print(f"{len(rows)} reports checked against the newest releases: "
+              f"{sum(r['result'] == 'shows' for r in rows)} still show, {sum(r['result'] == 'fixed' for r in rows)} "
+              f"fixed, {sum(r['result'] == 'not-run' for r in rows)} not run")
+    if args.json:
+        doc = {"date": datetime.date.today().isoformat(), "reports": rows}
+        Path(args.json).write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
     return 0
 
 

@@ -85,6 +85,7 @@ def build(root: Root, run: bool, timeout: float, others: Others | None = None) -
         result = run_snippet(source, timeout)
     package = package_of(root, source)
     latest = entry.latest.sentence(package) if entry is not None and entry.latest is not None else ""
+    latest_short = entry.latest.short(package) if entry is not None and entry.latest is not None else ""
     facts = facts_for(tracker, settings, tuple(distributions(source)), run)
     checks = [(f"{p.parent.name}/{p.name}" if p.parent.name == "checks" else p.name,
                run_check(p, timeout) if run else ScriptRun(note="--no-run")) for p in root.checks()]
@@ -93,6 +94,6 @@ def build(root: Root, run: bool, timeout: float, others: Others | None = None) -
         prose=_prose(root, snip), code=snip.code if snip is not None else "", snippet_name=f"{root.id}.py",
         run=result, environment=environment_block(tracker, facts, latest), symptoms=snip.symptoms if snip else [],
         others=others, ask=(snip.ask if snip is not None and snip.ask else "") or (entry.asks if entry else ""),
-        latest=latest, links=links(root.entries), checks=checks,
+        latest=latest, latest_short=latest_short, links=links(root.entries), checks=checks,
         legacy=bool(snip is not None and snip.legacy), entries=[e.id for e in root.entries],
         searched=[s for e in root.entries for s in e.searched])

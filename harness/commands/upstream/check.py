@@ -82,12 +82,13 @@ def subjects(root: Root) -> list[tuple[str, str, Path, KnownIssue | None]]:
 def check_one(ident: str, role: str, path: Path, entry: KnownIssue | None, timeout: float, live: LiveFacts) -> Checked:
     source = path.read_text(encoding="utf-8")
     missing = missing_imports(source)
-    snippet = role == "snippet" and not parse_snippet(source).legacy
+    parsed = parse_snippet(source) if role == "snippet" else None
+    snippet = parsed is not None and not parsed.legacy
     settings = settings_of(source) if snippet else {}
     if missing:
         return Checked(ident, role, path, entry, Contract(frozenset({0, 1}), "not run"), ScriptRun(note="not installed"),
                        missing)
-    terms = contract(entry, live, settings)
+    terms = contract(entry, live, settings, parsed.kind if snippet and parsed is not None else "")
     run = run_snippet(source, timeout) if snippet else run_check(path, timeout)
     return Checked(ident, role, path, entry, terms, run, missing)
 

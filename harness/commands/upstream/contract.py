@@ -75,9 +75,11 @@ class Contract:
         return exit in self.exits or (self.signal_ok and exit < 0)
 
 
-def contract(entry: KnownIssue | None, live: LiveFacts | None, settings: dict[str, str] | None = None) -> Contract:
+def contract(entry: KnownIssue | None, live: LiveFacts | None, settings: dict[str, str] | None = None,
+             kind: str = "") -> Contract:
+    """`kind`: the kind the script demonstrates (a snippet's Kind:), where it differs from the entry's."""
     either = frozenset({0, 1})
-    crash = entry is not None and entry.kind == "crash"
+    crash = (kind or (entry.kind if entry is not None else "")) == "crash"
     if entry is None:
         return Contract(either, "no known-issue entry")
     if "pass" in entry.status:

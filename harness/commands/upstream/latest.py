@@ -50,9 +50,9 @@ def newest(package: str) -> str:
     return m.group(1) if m else ""
 
 
-def venv_for(package: str, want: str, extras: list[str], cache: Path) -> tuple[Path | None, str]:
+def venv_for(package: str, want: str, extras: list[str], venvs: Path) -> tuple[Path | None, str]:
     """(the venv's python, the version pip installed) for package==want (else its newest pip allows)."""
-    home = cache / VENVS / f"{package}-{want}"
+    home = venvs / f"{package}-{want}"
     python = home / "bin" / "python"
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(home)], check=True, timeout=600)
@@ -74,7 +74,7 @@ def _installed(python: Path, package: str) -> str:
     return proc.stdout.strip() if proc.returncode == 0 else ""
 
 
-def run_latest(root: Root, cache: Path, timeout: float) -> LatestRun:
+def run_latest(root: Root, venvs: Path, timeout: float) -> LatestRun:
     today = datetime.date.today().isoformat()
     path = root.snippet
     source = path.read_text(encoding="utf-8") if path is not None else ""
@@ -92,7 +92,7 @@ def run_latest(root: Root, cache: Path, timeout: float) -> LatestRun:
             note += f" ({package} {pinned}); tf-nightly is not on this package index"
     else:
         extras = [d for d in distributions(source) if d != package]
-        venv, ran = venv_for(package, top, extras, cache.resolve())
+        venv, ran = venv_for(package, top, extras, venvs)
         if venv is None:
             return LatestRun(root.id, package, top, "", Latest(top, "not-run", today, "pip could not install it here"))
         python = str(venv)
