@@ -101,7 +101,25 @@ def relation_record(name: str, case: Case, backend: str, worker: Worker, payload
     if result.facts:
         rec.relation["subnormal"] = dict(result.facts)
     _known(rec, known, case, backend, host, params)
+    if rec.status == "mismatch" and not rec.known_issue and known is not None:
+        _derived_known(rec, known, case, runs, needed(name, case, runs), backend, host)
     return rec
+
+
+def _derived_known(rec: Record, known: KnownIssues, case: Case, runs: dict[str, Any], keys: list[str], backend: str,
+                   host: dict[str, Any]) -> None:
+    """A relation beyond its bound where one of its runs (the case itself, the other layout, a batch, the adjoint
+    partner) is a case whose own forward result a known issue says is wrong here: that entry explains the
+    relation too."""
+    for key in keys:
+        if key != "main" and (key not in runs or runs[key].process != "main"):
+            continue
+        derived = case if key == "main" else runs[key].case
+        entry = known.match(derived, backend, rec.device, host, "out", None, derived.params())
+        if entry is not None and "mismatch" in entry.status:
+            rec.known_issue, rec.known_status, rec.known_issue_file = entry.id, ["mismatch"], entry.source
+            rec.message += f" (the {run_name(key)}: known issue {entry.id})"
+            return
 
 
 def _finite(v: float) -> float | None:
