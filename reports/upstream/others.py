@@ -173,14 +173,14 @@ def table(outcomes: list[Outcome]) -> list[str]:
 
 def disagreement(reported: Outcome | None, outcomes: list[Outcome], spec: str) -> str:
     """A sentence where the implementations disagree among themselves or with the spec ('' where none do)."""
-    verdicts = {o.verdict for o in outcomes}
     wrong = [o for o in outcomes if o.verdict == "same-wrong"]
     right = [o for o in outcomes if o.verdict == "right"]
     if wrong and right:
-        return (f"The implementations disagree: {_names(wrong)} give the same values as the reported one, "
-                f"{_names(right)} the values of {spec}.")
-    if reported is not None and reported.verdict in ("same-wrong", "other-wrong") and verdicts == {"right"}:
-        return f"Every other implementation gives the values of {spec}."
+        others = f"{len(right)} others follow" if len(right) > 1 else "one other follows"
+        return f"The implementations disagree: {_names(wrong)} give the same values as the reported one; {others} {spec}."
+    if reported is not None and reported.verdict in ("same-wrong", "other-wrong") and right and \
+            all(o.verdict == "right" for o in outcomes):
+        return f"Every other implementation follows {spec}."
     if wrong and not right:
-        return f"No implementation here gives the values of {spec}."
+        return f"No implementation here follows {spec}."
     return ""

@@ -45,6 +45,8 @@ def add_parser(sub: Any) -> None:
     up.add_argument("--no-run", action="store_true", help="render only: run no snippet, case or worker")
     up.add_argument("--others", metavar="LIST", help="the implementations the witness case runs on (default: every "
                     "installed one)")
+    up.add_argument("--fresh", action="store_true", help="run the witness case again even where its results are "
+                    "cached (.convdiff-cache/upstream-witness/: keyed by the case, the settings and every version)")
     up.add_argument("--timeout", type=float, default=300.0, help="seconds a script may run (default 300)")
     up.add_argument("--json", help="with --check or --latest: also write the results to this JSON file")
     up.add_argument("--venvs", metavar="DIR", help="with --latest: where the throwaway virtualenvs live (default: "
@@ -97,7 +99,7 @@ def _reports(subjects: list[Root], known: KnownIssues, args: argparse.Namespace)
     from harness.commands.upstream.build import build
     from reports.upstream.body import render
 
-    others = {} if args.no_run else _witness_runs(subjects, args.others)
+    others = {} if args.no_run else _witness_runs(subjects, args.others, known, args.fresh)
     for root in subjects:
         report = build(root, not args.no_run, args.timeout, others.get(root.id))
         text = render(report)
@@ -113,7 +115,7 @@ def _reports(subjects: list[Root], known: KnownIssues, args: argparse.Namespace)
     return 0
 
 
-def _witness_runs(subjects: list[Root], chosen: str | None) -> dict:
+def _witness_runs(subjects: list[Root], chosen: str | None, known: KnownIssues, fresh: bool) -> dict:
     """root -> Others: every root's witness, run in one pass per settings (so workers stay warm)."""
     from backends.registry import parse_backends
     from harness.commands.upstream.scripts import settings_of
@@ -132,7 +134,7 @@ def _witness_runs(subjects: list[Root], chosen: str | None) -> dict:
         groups.setdefault(tuple(sorted(settings.items())), {})[root.id] = w
     out: dict = {}
     for settings, witnesses in groups.items():
-        out.update(run_witnesses(witnesses, dict(settings), backends))
+        out.update(run_witnesses(witnesses, dict(settings), backends, known, fresh=fresh))
     return out
 
 

@@ -96,4 +96,4 @@ def build(root: Root, run: bool, timeout: float, others: Others | None = None) -
         others=others, ask=(snip.ask if snip is not None and snip.ask else "") or (entry.asks if entry else ""),
         latest=latest, latest_short=latest_short, links=links(root.entries), checks=checks,
         legacy=bool(snip is not None and snip.legacy), entries=[e.id for e in root.entries],
-        searched=[s for e in root.entries for s in e.searched])
+        searched=list(dict.fromkeys(s for e in root.entries for s in e.searched)))

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
+import json
 import math
 from collections.abc import Iterable
 from pathlib import Path
@@ -22,13 +24,15 @@ from backends.registry import installed_backends
 from harness.commands.upstream.contract import entry_backends, installed
 from harness.commands.upstream.scripts import environ
 from harness.execution.records import Record
-from harness.judge.known_issues import KnownIssue, project_known_issues
+from harness.judge.known_issues import KnownIssue, KnownIssues, project_known_issues
 from harness.judge.verdict import Verdicts
 from harness.model.case import OUTPUTS, Case
 from harness.model.loader import load_cases
 from reports.repro.issue import case_summary
 from reports.upstream.model import Others
 from reports.upstream.others import classify, label, spec_text
+
+WITNESS_CACHE = "upstream-witness"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,35 +94,77 @@ def implementations(chosen: Iterable[str] | None = None) -> list[str]:
     return [n for n in names if n in set(chosen)] if chosen is not None else names
 
 
+def _key(w: Witness, settings: dict[str, str], targets: list[str]) -> str:
+    """The witness run's identity: the case, what it judges, the settings, every implementation and its version
+    (a new release, a new adapter or a changed case runs it again)."""
+    from backends.registry import get_backend
+
+    doc = {"case": w.case.params(), "id": w.case.id, "file": Path(w.case.file).name, "output": w.output,
+           "settings": settings, "targets": {b: get_backend(b).version() for b in targets}}
+    return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()[:20]
+
+
+def _cached(path: Path | None) -> tuple[list[Record], dict[str, np.ndarray]] | None:
+    if path is None or not path.is_file():
+        return None
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    return ([Record.from_json(line) for line in doc["records"]],
+            {b: np.asarray(a, dtype=np.float64) for b, a in doc["arrays"].items()})
+
+
+def _store(path: Path | None, records: list[Record], arrays: dict[str, np.ndarray]) -> None:
+    if path is None:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    doc = {"records": [r.to_json() for r in records], "arrays": {b: a.tolist() for b, a in arrays.items()}}
+    path.write_text(json.dumps(doc), encoding="utf-8")
+
+
 def run_witnesses(witnesses: dict[str, Witness], settings: dict[str, str], backends: list[str],
-                  timeout: float = 120.0) -> dict[str, Others]:
-    """root -> what every implementation does on its witness (run on CPU under `settings`, one pass)."""
+                  known: KnownIssues | None = None, timeout: float = 120.0, fresh: bool = False) -> dict[str, Others]:
+    """root -> what every implementation does on its witness (run on CPU under `settings`, one pass for those
+    not cached under .convdiff-cache/upstream-witness/, or for all with `fresh`). `known`: a result another
+    root's entry explains is marked as a different cause."""
+    from backends.artifacts import cache_base
     from harness.execution.runner import run_cases
 
-    if not witnesses:
-        return {}
-    cases: dict[str, Case] = {}
-    for w in witnesses.values():
-        case = dataclasses.replace(w.case, gradients=w.output != "out")
-        cases[f"{Path(case.file).name}::{case.id}"] = case
-    targets = [(b, "cpu") for b in dict.fromkeys([*(w.backend for w in witnesses.values() if installed(w.backend)),
-                                                   *backends])]
-    records: list[Record] = []
-    capture = _Capture()
-    with environ(settings):
-        run_cases(list(cases.values()), targets, records.append, capture, timeout)
-    out = {}
-    for root, w in witnesses.items():
-        file = Path(w.case.file).name
-        mine = [r for r in records if r.case_id == w.case.id and r.file == file and r.output == w.output]
-        arrays = {b: a for (f, cid, b), a in capture.arrays.items() if (f, cid) == (file, w.case.id)
-                  } if w.output == "out" else {}
-        reported, outcomes = classify(mine, arrays, w.backend, w.case.expect == "invalid")
-        rows = [{**{k: getattr(r, k) for k in ("backend", "status", "max_abs_err", "message", "op", "params")},
-                 "label": " ".join(p for p in label(r.backend, r.backend_version) if p)} for r in mine]
-        out[root] = Others(case=_words(w), settings=settings, reported=reported, outcomes=outcomes,
-                           spec=spec_text(w.backend, w.case.op, w.case.params().get("padding")), records=rows)
-    return out
+    base = cache_base()
+    targets = list(dict.fromkeys([*(w.backend for w in witnesses.values() if installed(w.backend)), *backends]))
+    paths = {root: (base / WITNESS_CACHE / f"{_key(w, settings, targets)}.json" if base else None)
+             for root, w in witnesses.items()}
+    found = {root: hit for root in witnesses if not fresh and (hit := _cached(paths[root])) is not None}
+    todo = {root: w for root, w in witnesses.items() if root not in found}
+    if todo:
+        cases = {f"{Path(w.case.file).name}::{w.case.id}": dataclasses.replace(w.case, gradients=w.output != "out")
+                 for w in todo.values()}
+        records: list[Record] = []
+        capture = _Capture()
+        with environ(settings):
+            run_cases(list(cases.values()), [(b, "cpu") for b in targets], records.append, capture, timeout)
+        for root, w in todo.items():
+            file = Path(w.case.file).name
+            mine = [r for r in records if r.case_id == w.case.id and r.file == file and r.output == w.output]
+            arrays = {b: a for (f, cid, b), a in capture.arrays.items() if (f, cid) == (file, w.case.id)
+                      } if w.output == "out" else {}
+            found[root] = (mine, arrays)
+            _store(paths[root], mine, arrays)
+    return {root: _others(root, w, *found[root], settings, known) for root, w in witnesses.items()}
+
+
+def _others(root: str, w: Witness, records: list[Record], arrays: dict[str, np.ndarray], settings: dict[str, str],
+            known: KnownIssues | None) -> Others:
+    reported, outcomes = classify(records, arrays, w.backend, w.case.expect == "invalid")
+    if known is not None:
+        by_backend = {r.backend: r for r in records}
+        for o in outcomes:
+            rec = by_backend[o.backend]
+            other = known.match(w.case, rec.backend, "cpu", None, w.output, rec.error_size)
+            if o.verdict in ("other-wrong", "refuses", "crashes", "error") and other is not None and other.root != root:
+                o.detail = (o.detail + "; " if o.detail else "") + "a different cause"
+    rows = [{**{k: getattr(r, k) for k in ("backend", "status", "max_abs_err", "message", "op", "params")},
+             "label": " ".join(p for p in label(r.backend, r.backend_version) if p)} for r in records]
+    return Others(case=_words(w), settings=settings, reported=reported, outcomes=outcomes,
+                  spec=spec_text(w.backend, w.case.op, w.case.params().get("padding")), records=rows)
 
 
 def _words(w: Witness) -> str:
