@@ -16,6 +16,8 @@ The contract, versioned by API_VERSION (major: a change that breaks adapters; mi
   `error`, with `error_origin` saying whose: "adapter" when the adapter's own code raised it (the message
   ends with its file and line), "convdiff" for an internal failure. Running out of memory (MemoryError,
   even wrapped in Rejected) is recorded as a `crash`, never as a refusal (harness/execution/failures.py).
+  Since 1.1: `Output.path` and `Rejected(message, path)` name which of the adapter's routes ran, where it
+  has several.
 - `Case` (harness.model.case): the canonical case, PyTorch's semantics, read-only. `case.geometry` holds what
   a valid case resolves to (explicit padding pairs, output size, a transposed case's tail) and is **None for
   an `expect: invalid` case**, which has no valid convolution to resolve. An adapter hands such a case's
@@ -42,7 +44,7 @@ from harness.numerics.inputs import Inputs
 
 HostFact = str | int | float | bool | list[str]
 
-API_VERSION = (1, 0)
+API_VERSION = (1, 1)
 
 
 def require_api(major: int, minor: int = 0) -> None:
@@ -59,7 +61,12 @@ class Unsupported(Exception):
 
 
 class Rejected(Exception):
-    """The framework itself raised on the call; the message is its first line."""
+    """The framework itself raised on the call; the message is its first line. `path`: the adapter's route
+    that raised (as Output.path), for an adapter with more than one."""
+
+    def __init__(self, message: str = "", path: str = "") -> None:
+        super().__init__(message)
+        self.path = path
 
 
 class RememberedCrash(Exception):
@@ -76,6 +83,10 @@ class Output:
     notes: list[str] = field(default_factory=list)  # exact identities used, if any
     # quantized cases: the requantization rounding the kernel declares (harness.numerics.bound.QUANT_ROUNDING)
     quant_rounding: str = "half_to_even"
+    # which of the adapter's routes ran, for one with several ("" = its direct call): e.g. TensorFlow's
+    # "valid-pad-crop" (a VALID transpose, then pad and crop). The record keeps it; a known issue's
+    # selector may name it (`path:`), since a bug on one route is not on another.
+    path: str = ""
 
 
 @dataclass(frozen=True)

@@ -104,6 +104,14 @@ class NnCall:
         return self.data_format.startswith("NC")
 
     @property
+    def path(self) -> str:
+        """The route (Output.path): "pad-valid" (tf.pad, then a VALID conv), "valid-pad-crop" (a VALID transpose,
+        its tail padded where output_padding >= stride, then cropped), or "" for the direct call."""
+        if self.pad_input is not None:
+            return "pad-valid"
+        return "valid-pad-crop" if self.crop or self.pad_output is not None else ""
+
+    @property
     def bias_format(self) -> str:
         return "NC..." if self.nc else "N...C"
 
@@ -310,11 +318,15 @@ class TFBase(Backend):
             except (Unsupported, Rejected):
                 raise
             except Exception as exc:  # noqa: BLE001 - any framework exception is a finding
-                raise Rejected(NODE_PREFIX.sub("", first_line(exc))) from None
+                raise Rejected(NODE_PREFIX.sub("", first_line(exc)), self.route(case)) from None
             arr, dtype = self.to_numpy(y)
         tf32 = (device == "cuda" and case.dtype == "float32"
                 and bool(tf.config.experimental.tensor_float_32_execution_enabled()))
-        return Output(arr, dtype, "\n".join([pre_line, *lines]), tf32=tf32, notes=notes)
+        return Output(arr, dtype, "\n".join([pre_line, *lines]), tf32=tf32, notes=notes, path=self.route(case))
+
+    def route(self, case: Case) -> str:
+        """Which of the adapter's routes the case takes (Output.path); "" for the direct call."""
+        return ""
 
     def epilogue(self, case: Case, inputs: Inputs) -> Epilogue | None:
         """The case's epilogue with its residuals as tensors (case layout); None without one."""
@@ -368,6 +380,9 @@ class TensorFlowBackend(TFBase):
                     "adapter crops it after a VALID transpose, so an invalid case's padding would be judged by "
                     "that crop, not by TensorFlow")
         return None
+
+    def route(self, case: Case) -> str:
+        return nn_call(case, True).path
 
     def call(self, case: Case, x: Any, w: Any, b: Any, nc: bool,
              epi: Epilogue | None = None) -> tuple[Any, list[str], list[str]]:

@@ -82,11 +82,11 @@ class TensorFlowGraphBackend(TensorFlowBackend):
             except (Unsupported, Rejected):
                 raise
             except Exception as exc:  # noqa: BLE001 - any framework exception is a finding
-                raise Rejected(framework_message(exc)) from None
+                raise Rejected(framework_message(exc), self.route(case)) from None
             arr, dtype = self.to_numpy(y)
         tf32 = (device == "cuda" and case.dtype == "float32"
                 and bool(tf.config.experimental.tensor_float_32_execution_enabled()))
-        return Output(arr, dtype, "\n".join(lines), tf32=tf32, notes=notes)
+        return Output(arr, dtype, "\n".join(lines), tf32=tf32, notes=notes, path=self.route(case))
 
     def run_gradients(self, case: Case, inputs: Inputs, dy: np.ndarray, device: str) -> dict[str, Output]:
         return Backend.run_gradients(self, case, inputs, dy, device)

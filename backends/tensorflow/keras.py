@@ -39,6 +39,12 @@ class LayerCall:
     crop: Pairs | None = None
     notes: list[str] = field(default_factory=list)
 
+    @property
+    def path(self) -> str:
+        """The route (Output.path): "pad-valid" (the input padded, then 'valid'), "valid-pad-crop" ('valid'
+        with output_padding, then cropped), or "" for the layer's own padding."""
+        return "pad-valid" if self.pad_input is not None else "valid-pad-crop" if self.crop else ""
+
     def lines(self, bias: bool, input_shape: str) -> list[str]:
         """The calls as a user would write them; input_shape is the source text of the built shape."""
         out = [] if self.pad_input is None else [f"x = keras.ops.pad(x, {self.pad_input})"]
@@ -128,6 +134,9 @@ class KerasBackend(TFBase):
             return (f"{case.op}: keras ConvNDTranspose takes no explicit padding; the adapter crops it after "
                     "'valid', so an invalid case's padding would be judged by that crop, not by Keras")
         return None
+
+    def route(self, case: Case) -> str:
+        return layer_call(case, True).path
 
     def call(self, case: Case, x: Any, w: Any, b: Any, nc: bool,
              epi: Epilogue | None = None) -> tuple[Any, list[str], list[str]]:

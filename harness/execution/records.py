@@ -40,6 +40,7 @@ class Record:
     known_status: list[str] = field(default_factory=list)
     known_issue_file: str | None = None  # the known-issues file the matching entry comes from
     nonfinite: int = 0  # output elements NaN or inf where the reference is finite (rel_err covers the rest)
+    path: str = ""  # which of the adapter's routes ran (backends.base.Output.path); "" for its direct call
     # an `error`'s: "adapter" (the adapter's code raised) or "convdiff" (an internal failure); None otherwise
     error_origin: str | None = None
 

@@ -76,6 +76,7 @@ def execute(backend: Any, case: Case, inputs: Inputs, device: str) -> dict[str, 
                              "not an Output", time.perf_counter() - start)
     return {
         "status": "ok", "array": out.array, "dtype": out.dtype, "tf32": out.tf32, "quant_rounding": out.quant_rounding,
+        "path": out.path,
         "translation": "\n".join([*(f"# exact identity: {n}" for n in out.notes), out.translation]),
         "duration_s": time.perf_counter() - start,
     }

@@ -45,6 +45,8 @@ from harness.execution.host import FACTS
 from harness.execution.records import STATUSES
 from harness.judge.entry_upstream import KINDS, UPSTREAM_FIELDS, Component, Latest, load_upstream_fields
 from harness.model.case import Case
+from harness.model.features import DERIVED_NAMES as FEATURE_NAMES
+from harness.model.features import derived_names as feature_names
 from harness.model.loader import known_issues_dir
 from harness.model.predicate import PredicateError, compile_predicate, evaluate
 from harness.model.schema import CASE_FIELDS
@@ -53,7 +55,7 @@ from harness.numerics.bound import accumulation_length
 
 ENTRY_FIELDS = ("id", "backend", "device", "host", "cases", "status", "max_rel_err", "reason", "link",
                 "tracker", "checked", "fixed_in", *UPSTREAM_FIELDS)
-SELECTOR_FIELDS = (*CASE_FIELDS, "file", "case", "when", "output")
+SELECTOR_FIELDS = (*CASE_FIELDS, "file", "case", "when", "output", "path")
 INVALID_OUTCOMES = frozenset({"accepted_invalid", "crash", "timeout", "error"})  # what an invalid case can fail with
 
 
@@ -142,10 +144,12 @@ class KnownIssue:
         return all(key in facts and _match_fact(want, facts[key]) for key, want in self.host.items())
 
     def matches(self, case: Case, backend: str, device: str, host: dict[str, Any] | None = None,
-                output: str | None = "out", params: dict[str, Any] | None = None) -> bool:
+                output: str | None = "out", params: dict[str, Any] | None = None, path: str | None = None) -> bool:
         """`host`: the target's host facts; None means "any host" (collection, the stale check).
         `output`: what the record judges (out or a gradient); None means "any output".
-        `params`: `case.params()` when the caller already has it (read only)."""
+        `params`: `case.params()` when the caller already has it (read only).
+        `path`: the adapter's route the result took (Record.path, "" for its direct call); None means "any
+        route" (before the run): a `path:` selector then does not decide, and `when` sees path None."""
         if output is not None and not _match_value(self.cases.get("output", "out"), output):
             return False
         if case.expect == "invalid" and not INVALID_OUTCOMES.intersection(self.status):
@@ -158,7 +162,11 @@ class KnownIssue:
             return False
         params = case.params() if params is None else params
         for key, want in self.cases.items():
-            if key in ("when", "output"):
+            if key in ("when", "output") or (key == "path" and path is None):
+                continue
+            if key == "path":
+                if not _match_value(want, path):
+                    return False
                 continue
             if key == "case":
                 if not any(_literal_glob(case.id, w) for w in _as_list(want)):
@@ -172,26 +180,29 @@ class KnownIssue:
         # this case (dilation[2] of a 1-D case) simply does not match it.
         if self.when is not None:
             try:
-                return evaluate(self.when, {**params, **derived_names(case, output)})
+                return evaluate(self.when, {**params, **derived_names(case, output, params), "path": path})
             except Exception:  # noqa: BLE001 - any evaluation error means "not this case"
                 return False
         return True
 
 
-DERIVED_NAMES = ("out_size", "acc_len")  # what derived_names gives `when` beside the case's parameters
+# what `when` sees beside the case's parameters: derived_names, and `path` (the adapter's route, Record.path)
+DERIVED_NAMES = (*FEATURE_NAMES, "path")
 
 
-def derived_names(case: Case, output: str | None) -> dict[str, Any]:
-    """Names `when` may use beside the parameters, derived from the canonical geometry.
-
-    out_size: the output length per spatial dim; acc_len: K, the most terms summed into one
-    element of what is judged (harness/numerics/bound.py; the forward output when `output` is None).
-    An `expect: invalid` case has no geometry: neither name exists and an expression using
-    one does not match it.
-    """
+def derived_names(case: Case, output: str | None, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Names `when` may use beside the parameters (harness/model/features.py: pads per axis, the reach of
+    the dilated kernel, per-group channel counts, out_size, ...), with acc_len that of what is judged:
+    K, the most terms summed into one element of `output` (harness/numerics/bound.py; the forward output
+    when `output` is None). An `expect: invalid` case has no geometry: neither out_size nor acc_len
+    exists, and an expression using one does not match it."""
+    names = feature_names(case.params() if params is None else params)
     if case.geometry is None:
-        return {}
-    return {"out_size": tuple(case.geometry.out_size), "acc_len": accumulation_length(case, output or "out")}
+        names.pop("out_size", None)
+        names.pop("acc_len", None)
+    elif output not in (None, "out"):
+        names["acc_len"] = accumulation_length(case, output)
+    return names
 
 
 class KnownIssues:
@@ -210,12 +221,13 @@ class KnownIssues:
 
     def match(self, case: Case, backend: str, device: str, host: dict[str, Any] | None = None,
               output: str = "out", rel_err: float | None = None,
-              params: dict[str, Any] | None = None) -> KnownIssue | None:
+              params: dict[str, Any] | None = None, path: str | None = None) -> KnownIssue | None:
         """The first entry for this result; `rel_err`: a mismatch's relative error (entries with a smaller
-        max_rel_err are passed over); `params`: `case.params()` when the caller has it (read only)."""
+        max_rel_err are passed over); `params`: `case.params()` when the caller has it (read only);
+        `path`: the route the adapter took (Record.path)."""
         params = case.params() if params is None else params  # once for every entry
         for entry in self.for_backend(backend):
-            if entry.explains(rel_err) and entry.matches(case, backend, device, host, output, params):
+            if entry.explains(rel_err) and entry.matches(case, backend, device, host, output, params, path):
                 return entry
         return None
 

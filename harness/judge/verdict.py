@@ -34,7 +34,7 @@ def judge(case: Case, backend: str, worker: Worker, payload: dict[str, Any],
         case_id=case.id, file=Path(case.file).name, op=case.op, params=params,
         backend=backend, backend_version=worker.version, device=worker.device, dtype=case.dtype,
         status=status, output=output, message=message, duration_s=round(float(payload.get("duration_s", 0.0)), 6),
-        translation=payload.get("translation", ""),
+        translation=payload.get("translation", ""), path=payload.get("path") or "",
         error_origin=(payload.get("origin") or "convdiff") if status == "error" else None,
     )
     invalid = case.expect == "invalid"
@@ -56,7 +56,7 @@ def judge(case: Case, backend: str, worker: Worker, payload: dict[str, Any],
             rec.diagnosis = diagnose(case, inputs, payload["array"], payload.get("tf32", False), oracle)
     if known is not None:
         entry = known.match(case, backend, worker.device, merged(cpu_facts(), worker.host), output,
-                            rec.error_size, params)
+                            rec.error_size, params, rec.path)
         if entry is not None:
             rec.known_issue, rec.known_status, rec.known_issue_file = entry.id, entry.status, entry.source
     return rec

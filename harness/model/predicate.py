@@ -6,6 +6,12 @@ expression is parsed with `ast` and only a whitelist of node types and functions
 allowed: no attributes, no imports, no calls beyond any/all/zip/min/max/len/sum/range/abs.
 
     when: "any(n % s or k < s for n, s, k in zip(input_size, stride, kernel_size))"
+    when: "any(d > 1 and pb > 0 for d, pb in zip(dilation, pad_before))"
+
+Beside the parameters it sees derived names (harness/model/features.py): per axis `pad_before`,
+`pad_after`, `pad_total`, `reach` (dilation*(kernel-1)) and `out_size`; `in_per_group`, `out_per_group`,
+`rank`, `transpose`, `acc_len` (K); and `path`, the adapter's route a result took (known_issues.py).
+`convdiff scope` writes its rules in exactly this language.
 """
 
 from __future__ import annotations
