@@ -3,11 +3,11 @@
 Kind: crash
 Ask: a fix: convert negative_slope to the float fuse_alpha in the leaky_relu pattern of conv_activation_mkldnn_fuse_pass.
 
-What happens: a saved nn.Sequential(Conv2D, BatchNorm2D, LeakyReLU(0.1)) kills the process with SIGSEGV inside paddle.inference.create_predictor on the CPU (oneDNN on, the default); the stack ends in DrrRewritePattern::CreateOperations -> FusedConv2dOp::Build -> pir::FloatAttribute::data(). The same for conv2d -> leaky_relu (NCHW with or without a bias, NHWC without), conv2d -> add(per-channel) -> leaky_relu, the default slope, float64, and switch_ir_optim(False). config.disable_mkldnn() runs it and matches eager. conv1d, conv3d, conv2d_transpose, conv2d -> divide -> leaky_relu, conv2d -> divide -> add -> leaky_relu and conv2d -> multiply -> leaky_relu run.
+What happens: a saved nn.Sequential(Conv2D, BatchNorm2D, LeakyReLU(0.1)) kills the process with SIGSEGV in paddle.inference.create_predictor on the CPU (oneDNN on, the default), in FusedConv2dOp::Build -> pir::FloatAttribute::data(). The same for conv2d -> leaky_relu with or without a bias, conv2d -> add(per-channel) -> leaky_relu, float64, and switch_ir_optim(False). config.disable_mkldnn() matches eager. conv1d, conv3d, conv2d_transpose, and a divide or multiply before the leaky_relu run.
 
 Expected: a predictor whose output equals the eager model's.
 
-Mechanism: ConvLeakyReluFusePattern in paddle/fluid/pir/transforms/onednn/conv_activation_mkldnn_fuse_pass.cc writes {"fuse_alpha", pat.Attr("negative_slope")}. Since PR #75547 pd_op.leaky_relu's negative_slope is a double (saved as a_f64), while onednn_op.fused_conv2d's fuse_alpha is a float: FusedConv2dOp::Build casts the DoubleAttribute to pir::FloatAttribute, gets null, and calls data() on it. A batch norm or per-channel add before the activation is first folded into the conv, so it meets the same pattern.
+Mechanism: ConvLeakyReluFusePattern (paddle/fluid/pir/transforms/onednn/conv_activation_mkldnn_fuse_pass.cc) writes {"fuse_alpha", pat.Attr("negative_slope")}. Since PR #75547 negative_slope is a double, fuse_alpha a float: FusedConv2dOp::Build casts the DoubleAttribute to pir::FloatAttribute, gets null and calls data(). A batch norm or per-channel add before the activation is first folded into the conv.
 """
 import sys
 import tempfile

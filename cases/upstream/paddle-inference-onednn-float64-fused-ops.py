@@ -3,18 +3,18 @@
 Kind: wrong-value
 Ask: a fix: keep the oneDNN fuse passes off float64 ops, or make the CPU fallback kernels apply what was fused.
 
-What happens: a float64 program saved with paddle.jit.save and run by a CPU predictor (oneDNN on by default) returns relu(x + c) as x + c and (x * c) * 3 as x * c; relu(conv2d_transpose(x, w, b)) returns the pre-activation values (11.4 off). Other float64 models are refused. float32, eager Paddle and config.disable_mkldnn() are right.
+What happens: a saved float64 program run by a CPU predictor (oneDNN on by default) returns relu(x + c) as x + c and (x * c) * 3 as x * c; relu(conv2d_transpose(x, w, b)) returns the pre-activation values. Other float64 models are refused. float32, eager Paddle and config.disable_mkldnn() are right.
 
 Expected: the values eager Paddle computes.
 
-Mechanism: elementwise_act_onednn_fuse_pass and operator_scale_onednn_fuse_pass (paddle/fluid/pir/transforms/onednn/) turn add/multiply + activation/scale into onednn_op.fused_elementwise_* with fuse_activation / fused_output_scale, for any dtype. oneDNN's kernels are float32/bfloat16/int8 only, so the float64 op falls back to paddle/phi/kernels/legacy/cpu/fused_elementwise_kernel.cc, whose FusedElementwiseAddKernel/MulKernel mark those attributes UNUSED. Fused ops without a CPU kernel fail instead. #47357 was this defect in the pre-PIR elt_act_mkldnn_fuse_pass; PR #72405 made another PIR pass skip float64.
+Mechanism: elementwise_act_onednn_fuse_pass and operator_scale_onednn_fuse_pass (paddle/fluid/pir/transforms/onednn/) build onednn_op.fused_elementwise_* with fuse_activation / fused_output_scale for any dtype. oneDNN's kernels are float32/bfloat16/int8 only, so float64 falls back to paddle/phi/kernels/legacy/cpu/fused_elementwise_kernel.cc, whose kernels mark those attributes UNUSED. #47357 was this defect in the pre-PIR pass; PR #72405 made another PIR pass skip float64.
 
 Symptoms:
-float64 add/subtract/multiply, then relu, relu6, leaky_relu, clamp, tanh, sigmoid, gelu, hardswish: the activation dropped
-float64 multiply, divide or add, then a multiply by a Python scalar: the scalar dropped
-float64 conv1d/2d/3d with a bias or an activation: "Ctx should have corresponding OpInfo pd_op.fused_conv2d"
-float64 NHWC/NLC conv_transpose with a bias: "op [pd_op.conv2d_transpose_bias] kernel output args (0) defs should equal op outputs (1)"
-float64 conv2d or conv2d_transpose, then batch_norm: "The type of data we are trying to retrieve (float64) does not match ... (float32)"
+an elementwise op, then an activation (relu, relu6, leaky_relu, clamp, tanh, sigmoid, gelu, hardswish): the activation dropped
+an elementwise op, then a multiply by a Python scalar: the scalar dropped
+conv1d/2d/3d with a bias or an activation: refused, "Ctx should have corresponding OpInfo pd_op.fused_conv2d"
+NHWC/NLC conv_transpose with a bias: refused, pd_op.conv2d_transpose_bias has no float64 kernel
+conv2d or conv2d_transpose, then batch_norm: refused, the fold writes float32 parameters
 """
 import sys
 import tempfile

@@ -3,11 +3,11 @@
 Kind: wrong-value
 Ask: a fix: fold the batch norm along the output channels of the (C_in, C_out/groups, kh, kw) weight, or skip groups > 1.
 
-What happens: a saved nn.Sequential(Conv2DTranspose(4, 4, 1, groups=2), BatchNorm2D(4)) with batch-norm scales [1, 2, 3, 4], run by a CPU predictor (oneDNN on by default), returns [7, 10, 43, 50] for [4, 12, 36, 56]: each weight is scaled by its input channel's factor. With C_in != C_out it is refused (2 -> 4 channels, groups 2: "Broadcast dimension mismatch ... X = [2, 1, 2, 1] and ... Y = [4, 1, 1, 1]"). groups 1, depthwise, a bias or another op in between, config.disable_mkldnn() and eager Paddle are right.
+What happens: a saved nn.Sequential(Conv2DTranspose(4, 4, 1, groups=2), BatchNorm2D(4)) with scales [1, 2, 3, 4], run by a CPU predictor (oneDNN on by default), returns [7, 10, 43, 50] for [4, 12, 36, 56]: each weight scaled by its input channel's factor. With C_in != C_out it is refused ("Broadcast dimension mismatch"). groups 1, depthwise, config.disable_mkldnn() and eager Paddle are right.
 
-Expected: batch_norm(conv2d_transpose(x)): output channel o's scale multiplies the weights w[i, o % (C_out/groups)] of group o // (C_out/groups).
+Expected: output channel o's scale multiplies the weights w[i, o % (C_out/groups)] of group o // (C_out/groups).
 
-Mechanism: Conv2dTransposeBnOneDNNFusePattern (paddle/fluid/pir/transforms/onednn/conv2d_transpose_bn_fuse_pass.cc) assumes a 5-D gIOHW weight: for groups > 1 it swaps axes 1 and 2 of the 4-D (C_in, C_out/groups, kh, kw) weight and multiplies by the scale reshaped to (C_out, 1, 1, 1), which lands on axis 0, the input channels. Its epsilon check reads `!epsilon`, so it folds only when epsilon != 0. The older pass's test skips groups > 1 ("there is diff when group > 1", PR #37799).
+Mechanism: Conv2dTransposeBnOneDNNFusePattern (paddle/fluid/pir/transforms/onednn/conv2d_transpose_bn_fuse_pass.cc) assumes a 5-D gIOHW weight: for groups > 1 it swaps axes 1 and 2 of the 4-D weight and multiplies by the scale shaped (C_out, 1, 1, 1), which lands on axis 0, the input channels. Its epsilon check reads `!epsilon`, so it folds only when epsilon != 0. The older pass's test skips groups > 1 (PR #37799).
 """
 import tempfile
 import numpy as np

@@ -1,13 +1,13 @@
 """BatchNorm with data_format NLC / NHWC / NDHWC is exported as a BatchNormalization over the wrong axis (no Transpose)
 
 Kind: wrong-value
-Ask: a fix: transpose to channels-first around the BatchNormalization (or raise for channels-last, as before PR #449), instead of exporting the wrong axis.
+Ask: a fix: transpose to channels-first around the BatchNormalization, or raise for channels-last as before PR #449.
 
-What happens: paddle.onnx.export of BatchNorm1D(4, data_format="NLC") writes one ONNX BatchNormalization on the (N, L, C) input, with no Transpose. ONNX normalizes axis 1, so the per-channel scale lands on the length axis. With L == C (4 here) the model runs and is silently wrong: scales [1, 2, 3, 4] on ones give rows [1, 1, 1, 1], [2, 2, 2, 2], ... for [1, 2, 3, 4] in every row. With L != C ONNX Runtime refuses it ("Invalid input scale: 0th dimension != 7"). NHWC and NDHWC alike. Eager Paddle is right.
+What happens: paddle.onnx.export of BatchNorm1D(4, data_format="NLC") writes one BatchNormalization on the (N, L, C) input, with no Transpose, so the per-channel scale lands on the length axis. With L == C the model runs and is silently wrong (below); with L != C ONNX Runtime refuses it ("Invalid input scale: 0th dimension != 7"). NHWC and NDHWC alike.
 
-Expected: the same values as Paddle; ONNX BatchNormalization takes channels on axis 1 (https://onnx.ai/onnx/operators/onnx__BatchNormalization.html), so a channels-last input needs a Transpose before and after.
+Expected: Paddle's values; ONNX BatchNormalization takes channels on axis 1 (https://onnx.ai/onnx/operators/onnx__BatchNormalization.html).
 
-Mechanism: BatchNormMapper (paddle2onnx/mapper/nn/batch_norm.h) reads data_format in its PIR constructor, but BatchNormMapper::Opset7 (batch_norm.cc) never uses it: it emits one BatchNormalization on the input as it is. An older version asserted NCHW ("not supported by ONNX", PR #449); this one converts silently.
+Mechanism: BatchNormMapper (paddle2onnx/mapper/nn/batch_norm.h) reads data_format in its PIR constructor, but BatchNormMapper::Opset7 (batch_norm.cc) never uses it. An older version asserted NCHW ("not supported by ONNX", PR #449).
 """
 import tempfile
 import numpy as np

@@ -1,13 +1,13 @@
 """[PIR] F.leaky_relu is exported with a garbage LeakyRelu alpha: LeakyReluMapper reads "alpha", the PIR op calls it "negative_slope"
 
 Kind: wrong-value
-Ask: a fix: read negative_slope (a double attribute since Paddle PR #75547) in LeakyReluMapper for PIR programs, and initialize alpha_.
+Ask: a fix: read negative_slope (a double since Paddle PR #75547) in LeakyReluMapper for PIR programs, and initialize alpha_.
 
-What happens: paddle.onnx.export of F.leaky_relu(x, negative_slope=0.1) (paddle 3.3.1, PIR, paddle2onnx 2.1.0) writes a LeakyRelu whose alpha changes from run to run: -2.1e-27, -58.2 and -6.8e10 in three runs here, 0.0, 2.47e-43 and 2.05e34 on other machines. Negative inputs come out scaled by that value (inf or NaN downstream); positive ones are right, and eager Paddle is right.
+What happens: paddle.onnx.export of F.leaky_relu(x, negative_slope=0.1) (PIR) writes a LeakyRelu whose alpha changes from run to run: -2.1e-27, -58.2 and -6.8e10 in three runs here, 0.0 and 2.05e34 on other machines. Negative inputs come out scaled by that value; positive ones and eager Paddle are right.
 
-Expected: alpha = negative_slope, since ONNX LeakyRelu computes alpha * x for x < 0 (https://onnx.ai/onnx/operators/onnx__LeakyRelu.html).
+Expected: alpha = negative_slope (https://onnx.ai/onnx/operators/onnx__LeakyRelu.html).
 
-Mechanism: LeakyReluMapper (paddle2onnx/mapper/activation/activation.h) declares `float alpha_;` without a value and fills it with GetAttr("alpha"); a PIR pd_op.leaky_relu has no "alpha", only "negative_slope" (saved as a_f64), so nothing is written and the node gets stack memory. #1646 / PR #1647 make GetOpAttr(float*) accept a DoubleAttribute, which fixes double attributes read under their own name (epsilon); it does not cover this one, whose lookup by the name "alpha" still finds nothing.
+Mechanism: LeakyReluMapper (paddle2onnx/mapper/activation/activation.h) declares `float alpha_;` and fills it with GetAttr("alpha"); a PIR pd_op.leaky_relu has only "negative_slope", so nothing is written. #1646 / PR #1647 make GetOpAttr(float*) accept a DoubleAttribute; that fixes attributes read under their own name (epsilon), not this one: the lookup by "alpha" still finds nothing.
 """
 import sys
 import tempfile
