@@ -39,6 +39,9 @@ def write_junit(path: Path, records: Sequence[Record], summary: dict[str, Any] |
     summary = summary or {}
     results = path.parent / "results.jsonl"  # written beside it (reports/__init__.py, reports/merge.py)
     links = {k: v[1] for k, v in summary.get("known_issues", {}).items() if isinstance(v, list | tuple) and len(v) > 1}
+    # each finding group's common factor (harness/judge/common.py), on its unexpected results
+    commons = {(d["backend"], d["device"], d["op"], d["status"], d["diagnosis"], d["known_issue"], d["output"]): d["common"]
+               for d in summary.get("findings", []) if d.get("common")}
     suites: dict[str, list[Record]] = {}
     for r in records:
         suites.setdefault(f"{r.backend}-{r.device}", []).append(r)
@@ -55,7 +58,9 @@ def write_junit(path: Path, records: Sequence[Record], summary: dict[str, Any] |
                                time=f"{r.duration_s:.6f}")
             if r.unexpected:
                 el = ET.SubElement(tc, "failure", type=r.status, message=f"{r.status}: {r.message}"[:500])
-                el.text = f"{r.message}\nrepro: {_repro(r, results)}\ntranslation:\n{r.translation}"
+                common = commons.get((r.backend, r.device, r.op, r.status, r.diagnosis, r.known_issue, r.output))
+                el.text = (f"{r.message}\n" + (f"in common with its group: {common}\n" if common else "")
+                           + f"repro: {_repro(r, results)}\ntranslation:\n{r.translation}")
             elif r.status == "unsupported":
                 ET.SubElement(tc, "skipped", type="unsupported", message=f"unsupported: {r.message}")
             elif r.known_issue and r.status != "pass":

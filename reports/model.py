@@ -88,6 +88,7 @@ class Finding:
     family: str = ""
     known: KnownView | None = None
     index: int = -1          # place in page order
+    common: str = ""         # what the group's results share that the target's passes do not (summary findings)
 
     @property
     def key(self) -> tuple:
@@ -272,8 +273,11 @@ def build_report(
                       key=lambda f: (f.cls, f.unexpected == 0, -f.worst, -len(f.members), str(f.key)))
     unsupported = sorted((f for f in groups.values() if f.status == "unsupported"),
                          key=lambda f: (-len(f.members), str(f.key)))
+    commons = {(d["backend"], d["device"], d["op"], d["status"], d["diagnosis"], d["known_issue"], d["output"]): d["common"]
+               for d in summary.get("findings", []) if d.get("common")}
     for f in findings:
         f.known = known.get(f.known_issue or "")
+        f.common = commons.get(f.key, "")
     _decorate(findings, unsupported, script_for, plot_for, scripts_per_finding, full_plots)
     blames = {(b["file"], b["case_id"], b["device"], b.get("output", "out")): b for b in summary.get("blame", [])}
     for f in findings:

@@ -18,6 +18,7 @@ from harness.judge.diagnosis import (
     ignore_output_padding,
     low_precision_accumulation,
     padding_off_by_one,
+    padding_scaled_by_dilation,
     same_padding_extra_before,
     swap_transpose_weight_axes,
     zero_fill_output_padding,
@@ -33,7 +34,7 @@ SEED = make_case(id="seed", op="conv_transpose2d", in_channels=1, out_channels=1
                  kernel_size=[2, 2], stride=[2, 1], padding=[1, 1], output_padding=[1, 0])
 DOMAIN_NAMES = {"ignore_output_padding", "zero_fill_output_padding", "conv1d_via_conv2d_bad_axis",
                 "swap_transpose_weight_axes", "ignore_groups_in_transpose", "same_padding_extra_before",
-                "flip_kernel", "low_precision_accumulation"}
+                "padding_scaled_by_dilation", "flip_kernel", "low_precision_accumulation"}
 
 
 def only(hypothesis, case):
@@ -87,6 +88,23 @@ def test_groups_ignored_sums_the_groups_channelwise():
     _, alt, ref = only(ignore_groups_in_transpose, case)
     assert alt.shape == (1, 3, 6, 6)
     np.testing.assert_allclose(alt, ref.reshape(1, 2, 3, 6, 6).sum(axis=1), rtol=1e-12)
+
+
+def test_padding_scaled_by_dilation_pads_before_by_pad_times_dilation():
+    # conv1d, input 6, kernel 2, dilation 3, padding (1, 1): canonical (6 + 2 - 3 - 1) + 1 = 5 windows, window j
+    # starting at j - 1; the bug pads (3, 1): (6 + 4 - 3 - 1) + 1 = 7 windows, window j starting at j - 3, so its
+    # window j + 2 is the canonical window j
+    case = make_case(id="p", op="conv1d", in_channels=1, out_channels=1, input_size=6, kernel_size=2, dilation=3,
+                     padding=1)
+    _, alt, ref = only(padding_scaled_by_dilation, case)
+    assert ref.shape == (1, 1, 5) and alt.shape == (1, 1, 7)
+    np.testing.assert_allclose(alt[0, 0, 2:], ref[0, 0, :])
+    # nothing to scale without dilation, or without a pad before
+    assert not list(padding_scaled_by_dilation(make_case(id="q", op="conv1d", in_channels=1, out_channels=1,
+                                                         input_size=6, kernel_size=2, padding=1), make_inputs(case)))
+    assert not list(padding_scaled_by_dilation(make_case(id="r", op="conv1d", in_channels=1, out_channels=1,
+                                                         input_size=6, kernel_size=2, dilation=3, padding=[[0, 1]]),
+                                               make_inputs(case)))
 
 
 def test_same_extra_before_shifts_an_even_kernel_by_one():
@@ -187,6 +205,8 @@ def test_diagnose_recovers_each_semantic_hypothesis_from_its_own_output(hypothes
         "flip_kernel": make_case(id="a", op="conv2d", in_channels=2, out_channels=2, input_size=4, kernel_size=[2, 3]),
         "padding_off_by_one": make_case(id="a", op="conv2d", in_channels=2, out_channels=2, input_size=5,
                                         kernel_size=3, padding=[[1, 1], [1, 2]]),
+        "padding_scaled_by_dilation": make_case(id="a", op="conv2d", in_channels=2, out_channels=2,
+                                                input_size=[7, 6], kernel_size=3, dilation=[2, 1], padding=2),
     }.get(hypothesis.__name__, SEED)
     inputs = make_inputs(case)
     out = next(iter(hypothesis(case, inputs))).evaluate()[0].astype(np.float32)

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from backends.base import Capabilities, Output
+from backends.base import Capabilities, Output, Rejected
 from backends.testing.grad_mutants import GRAD_MUTANTS, mutate_gradients
 from backends.testing.quant_mutants import QUANT_MUTANTS, run_quant_mutant
 from backends.torch.eager import TorchBackend
@@ -25,13 +25,20 @@ from harness.numerics.inputs import Inputs
 MUTANTS = (
     "ignore_output_padding", "zero_fill_output_padding", "conv1d_via_conv2d_bad_axis",
     "swap_transpose_weight_axes", "ignore_groups_in_transpose", "same_padding_extra_before",
-    "flip_kernel", "low_precision_accumulation", *GRAD_MUTANTS,
+    "padding_scaled_by_dilation", "flip_kernel", "low_precision_accumulation", *GRAD_MUTANTS,
     "epilogue_dropped", "epilogue_before_bias", "epilogue_fold_wrong_axis", *QUANT_MUTANTS,
 )
 
 
 def _spatial_axes(case: Case) -> range:
     return range(1, 1 + case.rank) if case.channels_last else range(2, 2 + case.rank)
+
+
+def scaled_pads(case: Case) -> tuple[tuple[int, int], ...]:
+    """padding_scaled_by_dilation's pads: the pad before times the dilation on each axis."""
+    assert case.geometry is not None
+    return tuple((pb * d, pa) for (pb, pa), d in zip(case.geometry.pads, case.dilation))
+
 
 
 class MutantBackend(TorchBackend):
@@ -136,7 +143,7 @@ class MutantBackend(TorchBackend):
         if not case.transpose:
             return None
         w = np.ascontiguousarray(inputs.w.swapaxes(0, 1)).reshape(inputs.w.shape)
-        return self._torch(case, Inputs(inputs.x, w, inputs.b), "w = w.transpose(0, 1).contiguous().reshape(w.shape)")
+        return self._torch(case, dataclasses.replace(inputs, w=w), "w = w.transpose(0, 1).contiguous().reshape(w.shape)")
 
     def _ignore_groups_in_transpose(self, case: Case, inputs: Inputs) -> Output | None:
         """Grouped transpose emulated without groups: C_out/groups channels, the whole input in each."""
@@ -157,11 +164,26 @@ class MutantBackend(TorchBackend):
         moved = dataclasses.replace(case, padding=pads, geometry=Geometry(pads, geo.extend, geo.out_size))
         return self._torch(moved, inputs, f"# SAME pads {list(geo.pads)} placed as {list(pads)} (odd element before)")
 
+    def _padding_scaled_by_dilation(self, case: Case, inputs: Inputs) -> Output | None:
+        """A dilated axis padded (or, transposed, cropped) before by pad*dilation instead of pad: the
+        padding taken as counted in dilated taps (DOMAIN.md class 10)."""
+        geo = case.geometry
+        assert geo is not None
+        pads = scaled_pads(case)
+        if pads == geo.pads:
+            return None
+        out_pad = geo.extend if case.transpose else case.output_padding
+        moved = dataclasses.replace(case, padding=pads, output_padding=out_pad, geometry=resolve_geometry(
+            case.transpose, case.input_size, case.kernel_size, case.stride, pads, out_pad, case.dilation))
+        if min(moved.geometry.out_size) < 1:
+            raise Rejected(f"padding {list(pads)} leaves no output")  # what the framework says on such a call
+        return self._torch(moved, inputs, f"# pads {list(geo.pads)} applied as {list(pads)} (pad before * dilation)")
+
     def _flip_kernel(self, case: Case, inputs: Inputs) -> Output | None:
         if all(k == 1 for k in case.kernel_size):
             return None
         w = np.ascontiguousarray(np.flip(inputs.w, axis=tuple(range(2, inputs.w.ndim))))
-        return self._torch(case, Inputs(inputs.x, w, inputs.b), f"w = w.flip({list(range(2, inputs.w.ndim))})")
+        return self._torch(case, dataclasses.replace(inputs, w=w), f"w = w.flip({list(range(2, inputs.w.ndim))})")
 
     def _low_precision_accumulation(self, case: Case, inputs: Inputs) -> Output | None:
         """float32 computed in float16 and cast back, as a half-precision kernel would."""
@@ -169,7 +191,7 @@ class MutantBackend(TorchBackend):
             return None
         half = dataclasses.replace(case, dtype="float16")
         b = None if inputs.b is None else inputs.b.astype(np.float16)
-        out = self._torch(half, Inputs(inputs.x.astype(np.float16), inputs.w.astype(np.float16), b),
+        out = self._torch(half, dataclasses.replace(inputs, x=inputs.x.astype(np.float16), w=inputs.w.astype(np.float16), b=b),
                           "x, w = x.half(), w.half()" + ("; b = b.half()" if b is not None else ""))
         out.array, out.dtype = out.array.astype(np.float32), "float32"
         out.translation += "\ny = y.float()"

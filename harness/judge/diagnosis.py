@@ -9,6 +9,9 @@ alternative that cannot be told apart from the canonical output for this case
 explains nothing and is skipped, and an output the canonical semantics explain
 gets no diagnosis. Names are DOMAIN.md's mutant names (plus `padding_off_by_one`,
 which has no mutant); adding a hypothesis is adding one function to HYPOTHESES.
+Where none fits, the run's end gives the result its group's rule instead (diagnosis_rule.py).
+`padding_scaled_by_dilation` goes before `same_padding_extra_before` and `padding_off_by_one`:
+with pad 1 and dilation 2 its output is also one pad off, and the wider class is the one to name.
 
 `low_precision_accumulation` names an error too large for float32 but of the size
 a TF32 / float16 / bfloat16 computation would make: the oracle on inputs rounded
@@ -160,6 +163,17 @@ def same_padding_extra_before(case: Case, inputs: Inputs) -> Iterator[Alternativ
                           inputs.x, inputs.w, inputs.b)
 
 
+def padding_scaled_by_dilation(case: Case, inputs: Inputs) -> Iterator[Alternative]:
+    """On a dilated axis, the pad before (a transposed conv's crop before) multiplied by the dilation."""
+    geo = case.geometry
+    if geo is None or not any(d > 1 and pb > 0 for (pb, _), d in zip(geo.pads, case.dilation)):
+        return
+    pads = tuple((pb * d, pa) for (pb, pa), d in zip(geo.pads, case.dilation))
+    alt = _with_geometry(case, padding=pads, output_padding=geo.extend if case.transpose else case.output_padding)
+    if alt is not None:
+        yield Alternative(alt, inputs.x, inputs.w, inputs.b)
+
+
 def flip_kernel(case: Case, inputs: Inputs) -> Iterator[Alternative]:
     """Convolution instead of cross-correlation: the kernel flipped along every spatial axis."""
     if any(k > 1 for k in case.kernel_size):
@@ -228,6 +242,7 @@ HYPOTHESES: list[Hypothesis] = [
     zero_fill_output_padding,
     ignore_groups_in_transpose,
     swap_transpose_weight_axes,
+    padding_scaled_by_dilation,
     same_padding_extra_before,
     conv1d_via_conv2d_bad_axis,
     flip_kernel,

@@ -10,6 +10,8 @@ from typing import Any
 
 from harness.execution.records import FAILING, STATUSES, Record
 from harness.judge.blame import blame
+from harness.judge.common import common_factors
+from harness.judge.diagnosis_rule import generalise
 from harness.judge.drift import analyze as analyze_drift
 from harness.judge.drift import drift_summary
 
@@ -20,6 +22,7 @@ def summarize(records: Iterable[Record], fingerprint: dict[str, Any] | None = No
     """`broken`: targets installed but unable to run (their worker did not start, setup() raised); `named`: the
     backends the user asked for by name, each of which must give a result; `skipped`: why a target did not run."""
     records = list(records)
+    generalise(records)  # unnamed wrong values: their cluster's rule as diagnosis (harness/judge/diagnosis_rule.py)
     counts: dict[str, Counter] = defaultdict(Counter)
     known_counts: Counter = Counter()
     findings: dict[tuple, list[str]] = defaultdict(list)
@@ -28,7 +31,7 @@ def summarize(records: Iterable[Record], fingerprint: dict[str, Any] | None = No
     for r in records:
         counts[f"{r.backend}-{r.device}"][r.status] += 1
         if r.unexpected:
-            unexpected.append({"case_id": r.case_id, "file": r.file, "backend": r.backend,
+            unexpected.append({"case_id": r.case_id, "file": r.file, "op": r.op, "backend": r.backend,
                                "device": r.device, "output": r.output, "status": r.status, "message": r.message,
                                "bound_ratio": r.bound_ratio, "max_abs_err": r.max_abs_err, "diagnosis": r.diagnosis,
                                "error_origin": r.error_origin})
@@ -45,6 +48,7 @@ def summarize(records: Iterable[Record], fingerprint: dict[str, Any] | None = No
         if c and set(c) == {"error"}:
             first = next(r.message for r in records if f"{r.backend}-{r.device}" == target)
             broken.setdefault(target, f"every result is an error: {first.splitlines()[0] if first else ''}")
+    commons = common_factors(records)  # each group's common factor, from these results alone
     ran = {r.backend for r in records}
     missing = {n: next((why for t, why in (skipped or {}).items() if t.rsplit("-", 1)[0] == n), "no result")
                for n in named if n not in ran and not any(t.rsplit("-", 1)[0] == n for t in broken)}
@@ -58,8 +62,10 @@ def summarize(records: Iterable[Record], fingerprint: dict[str, Any] | None = No
         "unexpected_results": unexpected,
         "findings": [
             {"backend": b, "device": d, "op": op, "status": s, "diagnosis": diag, "known_issue": k, "output": o,
-             "count": len(ids), "cases": ids}
-            for (b, d, op, s, diag, k, o), ids in sorted(findings.items(), key=lambda kv: (-len(kv[1]), str(kv[0])))
+             "count": len(ids), "cases": ids,
+             **({"common": commons[key].line, "common_when": commons[key].when} if key in commons else {})}
+            for key, ids in sorted(findings.items(), key=lambda kv: (-len(kv[1]), str(kv[0])))
+            for b, d, op, s, diag, k, o in [key]
         ],
         # per target, per output (out, grad_input, grad_weight, grad_bias): status counts
         "counts_by_output": {t: {o: {s: c[s] for s in STATUSES if c[s]} for o, c in sorted(outs.items())}
@@ -124,7 +130,16 @@ def format_problems(summary: dict[str, Any]) -> str:
     unexpected = summary["unexpected_results"]
     if unexpected:
         lines.append(f"unexpected ({len(unexpected)}):")
+        commons = {(f["backend"], f["device"], f["op"], f["status"], f["diagnosis"], f["output"]): f["common"]
+                   for f in summary.get("findings", []) if f.get("common") and not f.get("known_issue")}
+        groups: dict[tuple, list[dict[str, Any]]] = defaultdict(list)  # a group's results together, first seen first
         for u in unexpected:
+            groups[(u["backend"], u["device"], u.get("op"), u["status"], u.get("diagnosis"), u.get("output", "out"))].append(u)
+        for key, u in ((k, u) for k, members in groups.items() for u in members):
+            if key in commons and u is groups[key][0]:  # what the group's results have in common, above them
+                b, d, op, st, diag, out = key
+                lines.append(f"  {b}-{d} {op}{'' if out == 'out' else ' ' + out} {st}"
+                             f"{f' ({diag})' if diag else ''}: {commons[key]}")
             what = "" if u.get("output", "out") == "out" else f" {u['output']}"
             status = u["status"] + (f" ({u['error_origin']})" if u.get("error_origin") else "")  # whose error
             lines.append(f"  {Path(u['file']).name}::{u['case_id']}  {u['backend']}-{u['device']}{what}  "
