@@ -132,3 +132,70 @@ def test_invalid_rate_is_respected() -> None:
     assert 0.13 < share < 0.27
     none = generate(5, invalid_rate=0.0)
     assert all(next(none).kind == "valid" for _ in range(100))
+
+
+def _edge(c: Config) -> bool:
+    """Whether a valid config of a boundary focus sits on the edge the focus names (gen.boundary)."""
+    from harness.model.features import derived_names
+
+    case = c.case
+    n = derived_names(case.params())
+    axes = list(zip(case.input_size, case.kernel_size, case.stride, case.dilation, n["pad_before"], n["pad_after"],
+                    case.output_padding, n["out_size"]))
+    if c.focus == "out_one":
+        return any(o == 1 for *_, o in axes)
+    if c.focus == "pad_reach":
+        return any(r > 0 and (pb in (r, r + 1) or pa in (r, r + 1))
+                   for (_, k, _, d, pb, pa, _, _), r in zip(axes, n["reach"]))
+    if c.focus == "outpad_stride":
+        return not case.transpose or any(e > 0 and e in (s - 1, s) for _, _, s, _, _, _, e, _ in axes)
+    if c.focus == "group_ratio":
+        return case.groups > 1 and n["in_per_group"] != n["out_per_group"]
+    if c.focus == "long_sum":
+        return any(abs(n["acc_len"] - t) <= max(8, t // 2) for t in (8, 16, 32, 64, 128, 256))
+    return case.channels_last and 1 in (case.in_channels, case.out_channels)  # channels_last_one
+
+
+def test_boundary_foci_sit_on_their_edges(configs: list[Config]) -> None:
+    from harness.commands.fuzz.gen import BOUNDARY_FOCI
+
+    for focus in BOUNDARY_FOCI:
+        mine = [c for c in configs if c.kind == "valid" and c.focus == focus]
+        assert len(mine) >= len(configs) // 60, focus
+        on = sum(_edge(c) for c in mine)
+        assert on >= 0.8 * len(mine), (focus, on, len(mine))
+
+
+def test_a_neighbour_changes_one_thing_and_stays_valid(configs: list[Config]) -> None:
+    from harness.commands.fuzz.gen import per_dim_lists
+    from harness.commands.fuzz.steer import near
+
+    for c in [c for c in configs if c.kind == "valid"][:60]:
+        n = near(c.fields, "valid", f"n_{c.fields['id']}")
+        assert n is not None and n.case is not None and n.case.geometry is not None
+        a, b = per_dim_lists(c.fields), per_dim_lists(n.fields)
+        changed = {k for k in set(a) | set(b) if k not in ("id", "seed", "tags") and a.get(k) != b.get(k)}
+        assert 1 <= len(changed) <= 2, changed  # one field (a padding form may take output_padding with it)
+
+
+def test_steer_draws_most_near_the_rarest_failure(configs: list[Config]) -> None:
+    from collections import Counter
+
+    from harness.commands.fuzz.steer import Steer
+
+    valid = [c for c in configs if c.kind == "valid"]
+    steer = Steer(seed=5)
+    for c in valid[:10]:
+        steer.feedback(c, "seen-often")
+    steer.feedback(valid[10], "seen-once")
+    for c in valid[:10]:  # the common kind again: each failure adds to its count, not a new anchor
+        steer.feedback(c, "seen-often")
+    drawn = Counter()
+    for _ in range(12):
+        with steer.lock:
+            before = {a.fields["id"]: a.drawn for a in steer.anchors}
+        steer.next()
+        after = {a.fields["id"]: a.drawn for a in steer.anchors}
+        drawn.update(k for k in after if after[k] != before[k])
+    rare = drawn.pop(valid[10].fields["id"], 0)
+    assert rare >= 4 and rare > 2 * max(drawn.values(), default=0), (rare, drawn)  # weight 1/1 against 1/20 each

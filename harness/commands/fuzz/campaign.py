@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from backends.registry import UnknownBackend, get_backend, installed_backends, parse_backends
-from harness.commands.fuzz.findings import Findings, NewSignature, format_findings, signature_text
-from harness.commands.fuzz.gen import generate
+from harness.commands.fuzz.findings import Findings, NewSignature, format_findings, signature, signature_text
+from harness.commands.fuzz.gen import Config, generate
+from harness.commands.fuzz.steer import Steer
 from harness.commands.fuzz.write import (
     STUB_SUFFIX,
     append_case,
@@ -36,6 +37,7 @@ from harness.commands.fuzz.write import (
 from harness.commands.run_outputs import write_run_outputs
 from harness.execution.records import JsonlSink, Record
 from harness.execution.runner import Lane, RunInfo
+from harness.judge.common import Common, common_of, passes_by_target
 from harness.judge.known_issues import KnownIssues, layered
 from harness.judge.summary import format_table
 from harness.judge.verdict import Verdicts
@@ -71,15 +73,36 @@ def add_parser(sub: Any) -> None:
 
 
 class Source:
-    """The generated cases, stopped by time or count; schema-invalid configs are checked and counted, not run."""
+    """The generated cases, stopped by time or count; schema-invalid configs are checked and counted, not run.
+    A share of the draws are neighbours of earlier failures (harness/commands/fuzz/steer.py), fed by `feedback`."""
 
     def __init__(self, args: argparse.Namespace, cases_file: Path) -> None:
         self.args, self.cases_file = args, cases_file
         self.start = time.monotonic()
         self.seconds = args.time if args.time is not None else (1e12 if args.cases else 60.0)
         self.cases: dict[str, Case] = {}
+        self.configs_by_id: dict[str, Config] = {}
         self.kinds: Counter = Counter()
         self.configs = generate(args.seed, args.invalid_rate, GRADIENT_SHARE, file=cases_file.name)
+        self.steer = Steer(args.seed)
+
+    def feedback(self, rec: Record) -> None:
+        """A result came back: a failure makes its configuration an anchor for later neighbours."""
+        cfg = self.configs_by_id.get(rec.case_id)
+        if cfg is None or rec.status in ("pass", "unsupported"):
+            return
+        known = rec.known_issue if rec.known_issue and rec.status in rec.known_status else None
+        self.steer.feedback(cfg, known or signature_text(signature(rec)))
+
+    def draws(self) -> Iterator[Config]:
+        """The base stream of the seed, with the steered neighbours put in between."""
+        for cfg in self.configs:
+            while self.steer.wants():
+                near = self.steer.next(self.cases_file.name)
+                if near is None:
+                    break
+                yield near
+            yield cfg
 
     def __iter__(self) -> Iterator[Case]:
         # The clock starts at the first draw, once the workers are up: start-up is not fuzzing time.
@@ -87,7 +110,7 @@ class Source:
         deadline = self.start + self.seconds
         with open(self.cases_file, "w", encoding="utf-8") as fh:
             fh.write(f"# convdiff fuzz --seed {self.args.seed}: every generated case that ran\ncases:\n")
-            for cfg in self.configs:
+            for cfg in self.draws():
                 if time.monotonic() > deadline or (self.args.cases and len(self.cases) >= self.args.cases):
                     return
                 self.kinds[f"{cfg.kind}:{cfg.focus}"] += 1
@@ -96,6 +119,7 @@ class Source:
                 fh.write(f"  - {json.dumps(cfg.fields)}\n")
                 fh.flush()
                 self.cases[cfg.case.id] = cfg.case
+                self.configs_by_id[cfg.case.id] = cfg
                 yield cfg.case
 
 
@@ -134,6 +158,7 @@ def run_fuzz(args: argparse.Namespace, argv: list[str]) -> int:
     def collect(rec: Record) -> None:
         sink(rec)
         records.append(rec)
+        source.feedback(rec)
         now = time.monotonic()
         findings.add(rec, now - source.start)
         if now - last[0] >= TICK_S:
@@ -156,7 +181,7 @@ def run_fuzz(args: argparse.Namespace, argv: list[str]) -> int:
         finally:
             sink.close()
         run_s = time.monotonic() - source.start
-        written = write_findings(args, findings, source.cases, info, lane, known)
+        written = write_findings(args, findings, source.cases, info, lane, known, records)
     finally:
         lane.stop()
         if cache_write is None:
@@ -178,9 +203,20 @@ def found_file(out: Path) -> Path:
     return out / "found" / f"fuzz-{datetime.datetime.now(datetime.UTC).date().isoformat()}.yaml"
 
 
+def signature_rule(new: NewSignature, records: list[Record]) -> Common | None:
+    """What a new signature's failures have in common against the passes of the same target and op (None for
+    fewer than three of them, or nothing that separates them)."""
+    r0 = new.first
+    members = [r for r in records if r.backend == r0.backend and r.output == r0.output and signature(r) == new.signature]
+    return common_of(members, passes_by_target(records).get((r0.backend, r0.device, r0.op, r0.output), []))
+
+
 def write_findings(args: argparse.Namespace, findings: Findings, cases: dict[str, Case], info: RunInfo,
-                   lane: Lane, known: KnownIssues | None = None) -> dict[tuple, dict[str, Any]]:
-    """Minimize each new signature's first failure and write case, stub and report; {signature: what was done}."""
+                   lane: Lane, known: KnownIssues | None = None,
+                   records: list[Record] | None = None) -> dict[tuple, dict[str, Any]]:
+    """Minimize each new signature's first failure and write case, stub and report; {signature: what was done}.
+    `records`: the run's results, whose rule for each signature (its failures against the target's passes of the
+    same op: harness/judge/common.py) is the stub's selector."""
     new: list[NewSignature] = sorted(findings.new.values(), key=lambda n: n.first_s)
     if not new:
         return {}
@@ -211,7 +247,10 @@ def write_findings(args: argparse.Namespace, findings: Findings, cases: dict[str
         # the corpus (--write) takes real backends' findings only: a mutant's or fault's is no divergence
         path = Path(args.write) if args.write and not get_backend(rec.backend).test_only else own
         if append_case(path, entry, m.case.id):
-            append_stub(path.with_name(path.name.removesuffix(".yaml") + STUB_SUFFIX), stub_entry(rec, m.case))
+            rule = signature_rule(n, records or [])
+            if rule is not None and not rule.fit.rule.selects(m.case.params()):
+                rule = None  # a rule that leaves out the minimal case is not the behaviour: the case selects
+            append_stub(path.with_name(path.name.removesuffix(".yaml") + STUB_SUFFIX), stub_entry(rec, m.case, rule))
         others = sorted(verdicts.get(m.case.id, []), key=lambda r: r.backend)
         replay = next((r for r in others if r.backend == rec.backend and r.output == rec.output), None)
         md = own.with_name(f"{m.case.id}.md")

@@ -6,6 +6,12 @@ conv structure (one draw per spatial dim, channel counts that groups divide) and
 bias toward the corners where convolution bugs live: one dim of every case is drawn
 from a *focus* (L % s != 0, k < s, d > s, odd SAME totals, output_padding at its
 maximum, groups == channels, kernel longer than the input, sizes of 1, long kernels).
+The boundary foci put a case on an edge of a derived feature (harness/model/features.py, the
+names scope inference and known-issue selectors use): an output length of 1, a pad equal to the
+dilated kernel's reach d*(k-1) or one past it, output_padding of stride-1 or of stride (where
+dilation > stride allows it), per-group channel ratios, accumulation lengths K around the
+powers of two kernels are picked by (with half types half the time), channels-last with one
+channel. harness/commands/fuzz/steer.py draws the neighbours of failures on top of these.
 
 Every config is drawn from its own `random.Random(f"{seed}:{index}:{attempt}")` (the
 small `Draw` below: integers, choices, weighted choices), so the same seed gives the same
@@ -18,6 +24,7 @@ be valid that is not, or an invalid one that is, is drawn again.
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -33,10 +40,14 @@ from harness.model.case import (
     op_rank,
 )
 from harness.model.schema import CaseModel, QuantModel, validate_fields
-from harness.model.validity import canonical_case
+from harness.model.validity import ShapeError, canonical_case
 
 FOCI = ("plain", "stride_remainder", "short_kernel", "dilation_over_stride", "same_odd", "outpad_max",
-        "depthwise", "kernel_over_input", "size_one", "long_kernel")
+        "depthwise", "kernel_over_input", "size_one", "long_kernel",
+        # the boundaries of the derived features (the module doc)
+        "out_one", "pad_reach", "outpad_stride", "group_ratio", "long_sum", "channels_last_one")
+BOUNDARY_FOCI = FOCI[10:]
+K_TARGETS = (8, 16, 32, 64, 128, 256)  # accumulation lengths around which kernels change (SIMD widths, blocks)
 # Invalid convolutions the validator (validity.py) flags: they run, marked `expect: invalid`.
 # Not among them: output_padding with padding same/valid. The validator refuses it because the
 # canonical semantics leave it undefined, but frameworks define it their own way (Keras accepts
@@ -177,11 +188,16 @@ def _channels(r: Draw, focus: str) -> tuple[int, int, int]:
     return g * r.integers(cmin, 3), g * r.integers(cmin, 3), g
 
 
-def valid_fields(r: Draw, focus: str | None = None) -> tuple[str, dict[str, Any]]:
-    """(focus, one config meant to be a valid convolution in YAML spelling, without id/seed)."""
-    op = r.sampled_from(OPS)
+def valid_fields(r: Draw, focus: str | None = None, op: str | None = None) -> tuple[str, dict[str, Any]]:
+    """(focus, one config meant to be a valid convolution in YAML spelling, without id/seed); `op`: this op
+    rather than a drawn one (the draws after it stay the same)."""
+    drawn = r.sampled_from(OPS)
+    op = op or drawn
     rank, transpose = op_rank(op), op_is_transpose(op)
     focus = focus or r.sampled_from(FOCI)
+    if focus in BOUNDARY_FOCI:
+        _, base = valid_fields(r, "plain", op)
+        return focus, boundary(r, focus, base)
     dims = _dims(r, rank, transpose, focus)
     j = dims.pop("j")[0]
     if focus == "same_odd":
@@ -208,10 +224,82 @@ def valid_fields(r: Draw, focus: str | None = None) -> tuple[str, dict[str, Any]
             pads[j] = top[j]
         if any(pads):
             fields["output_padding"] = _per_dim(r, pads)
-    epilogue = _epilogue(r, transpose or groups > 1)
+    epilogue = draw_epilogue(r, transpose or groups > 1)
     if epilogue:
         fields["epilogue"] = epilogue
     return focus, _quantized(r, fields)
+
+
+def per_dim_lists(fields: dict[str, Any]) -> dict[str, Any]:
+    """The config with every per-dim field as a list (one value per spatial dim) and explicit padding as
+    [before, after] pairs (same/valid stay)."""
+    rank = op_rank(fields["op"])
+    f = dict(fields)
+    for name in ("input_size", "kernel_size", "stride", "dilation", "output_padding"):
+        v = f.get(name, 0 if name == "output_padding" else 1)
+        f[name] = list(v) if isinstance(v, list) else [v] * rank
+    pad = f.get("padding", 0)
+    if not isinstance(pad, str):
+        pads = pad if isinstance(pad, list) else [pad] * rank
+        f["padding"] = [list(p) if isinstance(p, list) else [p, p] for p in pads]
+    return f
+
+
+def boundary(r: Draw, focus: str, fields: dict[str, Any]) -> dict[str, Any]:
+    """Move one drawn config onto the edge a boundary focus names (on one axis j, or its channels, K,
+    dtype or layout); the loader's checks decide afterwards whether it stayed valid."""
+    f = per_dim_lists(fields)
+    rank, transpose = op_rank(f["op"]), op_is_transpose(f["op"])
+    j = r.integers(0, rank - 1)
+    n, k, s, d = (f[name] for name in ("input_size", "kernel_size", "stride", "dilation"))
+    if focus in ("out_one", "pad_reach", "outpad_stride") and isinstance(f["padding"], str):
+        f["padding"] = [[0, 0] for _ in range(rank)]
+    pads, e = f.get("padding"), f["output_padding"]
+    reach = d[j] * (k[j] - 1)
+    if focus == "out_one" and not transpose:  # floor((n + pb + pa - reach - 1) / s) + 1 == 1
+        s[j] = r.integers(1, 3)
+        pads[j] = [r.integers(0, 1), r.integers(0, 1)]
+        n[j] = max(1, reach + 1 - sum(pads[j]) + r.integers(0, s[j] - 1))
+    elif focus == "out_one":  # (n-1)*s + reach + 1 + e - pb - pa == 1
+        n[j], e[j] = r.integers(1, 2), 0
+        crop = (n[j] - 1) * s[j] + reach
+        pb = r.integers(0, crop)
+        pads[j] = [pb, crop - pb]
+    elif focus == "pad_reach":
+        k[j] = max(k[j], 2)
+        reach = d[j] * (k[j] - 1)
+        side = r.integers(0, 1)
+        pads[j][side] = reach + r.integers(0, 1)
+        if not transpose:
+            n[j] = max(n[j], 1)
+        else:  # the crop must leave an output: lengthen the input until it does
+            while (n[j] - 1) * s[j] + reach + 1 + e[j] - sum(pads[j]) < 1:
+                n[j] += 1
+    elif focus == "outpad_stride" and transpose:
+        if r.booleans():
+            s[j] = r.integers(2, 3)
+            e[j] = s[j] - 1
+        else:  # output_padding = stride, valid only where the dilation is larger
+            s[j] = r.integers(1, 2)
+            d[j], e[j] = s[j] + r.integers(1, 2), s[j]
+    elif focus == "group_ratio":
+        g = r.integers(2, 4)
+        cin, cout = r.sampled_from([(1, 2), (2, 1), (1, 3), (3, 2), (2, 3), (4, 1), (1, 4)])
+        f.update(groups=g, in_channels=g * cin, out_channels=g * cout)
+    elif focus == "long_sum":
+        target = r.sampled_from(K_TARGETS) + r.integers(-1, 1)
+        window = max(1, math.prod(k))
+        per_group = max(1, min(64, round(target / window)))
+        g = f.get("groups", 1)
+        f.update(in_channels=per_group * g, out_channels=g * r.integers(1, 2))
+        if r.booleans() and "quant" not in f:
+            f["dtype"] = r.sampled_from(("float16", "bfloat16"))
+    elif focus == "channels_last_one":
+        f.update(layout="channels_last", groups=1)
+        f["in_channels" if r.booleans() else "out_channels"] = 1
+    if not transpose or not any(f["output_padding"]) or isinstance(f["padding"], str):
+        f.pop("output_padding", None)
+    return f
 
 
 def _quantized(r: Draw, fields: dict[str, Any]) -> dict[str, Any]:
@@ -227,7 +315,7 @@ def _quantized(r: Draw, fields: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _epilogue(r: Draw, folded: bool) -> list[str]:
+def draw_epilogue(r: Draw, folded: bool) -> list[str]:
     """An epilogue for EPILOGUE_SHARE of the configs (more after transposed and grouped convs, where a
     fold must pick the right weight axis), 1-3 ops, constants first more often than not."""
     if r.rnd.random() >= (EPILOGUE_SHARE_FOLDED if folded else EPILOGUE_SHARE):
@@ -286,9 +374,9 @@ def _schema_invalid(r: Draw, cls: str, f: dict[str, Any]) -> dict[str, Any]:
     return f
 
 
-def config_fields(r: Draw, kind: str, gradients: bool = False) -> tuple[str, dict[str, Any]]:
-    """(focus or invalid class, fields) for a config of `kind` (valid, invalid, schema_invalid)."""
-    focus, base = valid_fields(r)
+def config_fields(r: Draw, kind: str, gradients: bool = False, op: str | None = None) -> tuple[str, dict[str, Any]]:
+    """(focus or invalid class, fields) for a config of `kind` (valid, invalid, schema_invalid); `op`: this op."""
+    focus, base = valid_fields(r, op=op)
     if kind == "schema_invalid":
         cls = r.sampled_from(SCHEMA_INVALID_CLASSES)
         return cls, {**_schema_invalid(r, cls, base), "expect": "invalid"}
@@ -308,10 +396,13 @@ def _kind(seed: int, index: int, invalid_rate: float, gradient_share: float) -> 
     return "valid", g < gradient_share
 
 
-def _build(index: int, seed: int, kind: str, focus: str, fields: dict[str, Any], file: str) -> Config | None:
-    """The Config if the loader's checks agree with what it was meant to be, else None."""
-    fields = {"id": f"fuzz_{seed}_{index}", **fields, "seed": random.Random(f"{seed}:{index}:data").getrandbits(31),
-              "tags": ["fuzz", *([focus] if focus else [])]}
+def build_config(index: int, seed: int, kind: str, focus: str, fields: dict[str, Any], file: str,
+           name: str | None = None) -> Config | None:
+    """The Config if the loader's checks agree with what it was meant to be, else None. `name`: its id (and
+    the key of its data seed) instead of fuzz_<seed>_<index>."""
+    key = f"{name}:data" if name else f"{seed}:{index}:data"
+    fields = {"id": name or f"fuzz_{seed}_{index}", **{k: v for k, v in fields.items() if k not in ("id", "seed", "tags")},
+              "seed": random.Random(key).getrandbits(31), "tags": ["fuzz", *([focus] if focus else [])]}
     model, problem = validate_fields(fields)
     if kind == "schema_invalid":
         return Config(index, fields, None, kind, focus) if problem else None
@@ -319,7 +410,7 @@ def _build(index: int, seed: int, kind: str, focus: str, fields: dict[str, Any],
         return None
     try:
         case, problems = canonical_case(model, model.id, file, 0)
-    except ValueError:
+    except (ValueError, ShapeError):
         return None
     if bool(problems) != (kind == "invalid"):
         return None
@@ -332,7 +423,7 @@ def config_at(seed: int, index: int, invalid_rate: float = 0.2, gradient_share: 
     kind, gradients = _kind(seed, index, invalid_rate, gradient_share)
     for attempt in range(MAX_ATTEMPTS):
         focus, fields = config_fields(Draw(f"{seed}:{index}:{attempt}"), kind, gradients)
-        built = _build(index, seed, kind, focus, fields, file)
+        built = build_config(index, seed, kind, focus, fields, file)
         if built is not None:
             return built
     raise RuntimeError(f"no config for seed {seed} index {index} in {MAX_ATTEMPTS} attempts")

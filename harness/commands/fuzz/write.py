@@ -27,6 +27,7 @@ from harness.execution.host import cpu_facts, env_settings
 from harness.execution.pool import Worker
 from harness.execution.records import Record
 from harness.execution.runner import oracle_for
+from harness.judge.common import Common
 from harness.judge.known_issues import KnownIssues
 from harness.judge.verdict import judge, judge_case
 from harness.model.case import Case
@@ -128,15 +129,22 @@ def append_case(path: Path, entry: str, case_id: str) -> bool:
     return True
 
 
-def stub_entry(rec: Record, case: Case) -> str:
-    """A known_issues.yaml entry to review: selects the minimal case; reason and link are to be written."""
+def stub_entry(rec: Record, case: Case, rule: Common | None = None) -> str:
+    """A known_issues.yaml entry to review; reason and link are to be written. Its selector is `rule`, what the
+    run's failures of this signature have in common (harness/judge/common.py), where there is one; else the
+    minimal case alone."""
     ident = f"{rec.backend.replace(':', '-')}-{case.id}".replace("_", "-")
+    out = "" if rec.output == "out" else f", output: {rec.output}"
+    if rule is not None:
+        cases = [f"    # {rule.line}; the minimal case: {case.id}",
+                 f"    cases: {{op: {rec.op}{out}, when: {json.dumps(rule.when)}}}"]
+    else:
+        cases = [f"    cases: {{op: {rec.op}, case: {case.id}{out}}}  # widen to the behaviour before moving it"]
     return "\n".join([
         f"  - id: {ident}",
         f"    backend: {json.dumps(rec.backend)}",
         f"    device: {rec.device}",
-        f"    cases: {{op: {rec.op}, case: {case.id}"
-        + ("" if rec.output == "out" else f", output: {rec.output}") + "}  # widen to the behaviour before moving it",
+        *cases,
         f"    status: {rec.status}",
         f"    reason: {json.dumps('TODO (review): ' + (rec.diagnosis or '') + ' ' + rec.message)}",
         '    link: "TODO: upstream issue (search the tracker; else the docs/source line showing the behaviour)"',
