@@ -99,9 +99,9 @@ def _reports(subjects: list[Root], known: KnownIssues, args: argparse.Namespace)
     from harness.commands.upstream.build import build
     from reports.upstream.body import render
 
-    others = {} if args.no_run else _witness_runs(subjects, args.others, known, args.fresh)
+    others, witnesses = ({}, {}) if args.no_run else _witness_runs(subjects, args.others, known, args.fresh)
     for root in subjects:
-        report = build(root, not args.no_run, args.timeout, others.get(root.id))
+        report = build(root, not args.no_run, args.timeout, others.get(root.id), witnesses.get(root.id))
         text = render(report)
         if args.out is None:
             print(text, end="")
@@ -115,8 +115,8 @@ def _reports(subjects: list[Root], known: KnownIssues, args: argparse.Namespace)
     return 0
 
 
-def _witness_runs(subjects: list[Root], chosen: str | None, known: KnownIssues, fresh: bool) -> dict:
-    """root -> Others: every root's witness, run in one pass per settings (so workers stay warm)."""
+def _witness_runs(subjects: list[Root], chosen: str | None, known: KnownIssues, fresh: bool) -> tuple[dict, dict]:
+    """(root -> Others, root -> Witness): every root's witness, run in one pass per settings (workers stay warm)."""
     from backends.registry import parse_backends
     from harness.commands.upstream.scripts import settings_of
     from harness.commands.upstream.witness import implementations, run_witnesses, witness
@@ -135,7 +135,7 @@ def _witness_runs(subjects: list[Root], chosen: str | None, known: KnownIssues, 
     out: dict = {}
     for settings, witnesses in groups.items():
         out.update(run_witnesses(witnesses, dict(settings), backends, known, fresh=fresh))
-    return out
+    return out, {root: w for witnesses in groups.values() for root, w in witnesses.items()}
 
 
 def _draft(root: Root) -> int:

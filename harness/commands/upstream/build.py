@@ -14,6 +14,8 @@ import re
 from harness.commands.upstream.environment import TRACKERS, facts_for
 from harness.commands.upstream.scripts import distributions, run_check, run_snippet, settings_of
 from harness.commands.upstream.subjects import Root
+from harness.commands.upstream.tracker_blocks import tracker_blocks
+from harness.commands.upstream.witness import Witness
 from harness.judge.known_issues import KnownIssue
 from reports.upstream.docstring import Snippet, parse_snippet
 from reports.upstream.environment import environment_block
@@ -66,8 +68,9 @@ def _prose(root: Root, snip: Snippet | None) -> list[tuple[str, str]]:
     return [("What happens", entry.reason)] if entry is not None else []
 
 
-def build(root: Root, run: bool, timeout: float, others: Others | None = None) -> Report:
-    """The report of one root: the snippet run here when `run` (else 'not run'), its checks too."""
+def build(root: Root, run: bool, timeout: float, others: Others | None = None, witness: Witness | None = None) -> Report:
+    """The report of one root: the snippet run here when `run` (else 'not run'), its checks too; `witness`:
+    the case the blocks a tracker asks for are made from (tracker_blocks.py)."""
     path = root.snippet
     source = path.read_text(encoding="utf-8") if path is not None else ""
     snip = parse_snippet(source) if source else None
@@ -93,6 +96,7 @@ def build(root: Root, run: bool, timeout: float, others: Others | None = None) -
         root=root.id, title=(snip.title if snip is not None and snip.title else root.id), kind=kind, tracker=tracker,
         prose=_prose(root, snip), code=snip.code if snip is not None else "", snippet_name=f"{root.id}.py",
         run=result, environment=environment_block(tracker, facts, latest), symptoms=snip.symptoms if snip else [],
+        extra=tracker_blocks(tracker, witness, timeout) if run else [],
         others=others, ask=(snip.ask if snip is not None and snip.ask else "") or (entry.asks if entry else ""),
         latest=latest, latest_short=latest_short, links=links(root.entries), checks=checks,
         legacy=bool(snip is not None and snip.legacy), entries=[e.id for e in root.entries],
