@@ -60,13 +60,13 @@ def entry_info(known_info: Mapping[str, Iterable[Any]]) -> dict[str, dict[str, s
     for file in sorted({v["file"] for v in out.values() if v["file"]}):
         for e in _entries(file):
             if e.id in out and out[e.id]["file"] == file:
-                out[e.id]["fixed_in"] = e.fixed_in
+                out[e.id]["fixed_in"], out[e.id]["root"] = e.fixed_in, e.root
     return out
 
 
 def load_file_info(path: Path) -> dict[str, dict[str, str]]:
     """The same from one known-issues file (an old summary records none); empty when missing or broken."""
-    return {e.id: {"reason": e.reason, "link": e.link, "file": str(path), "fixed_in": e.fixed_in}
+    return {e.id: {"reason": e.reason, "link": e.link, "file": str(path), "fixed_in": e.fixed_in, "root": e.root}
             for e in _entries(str(path))}
 
 
@@ -112,7 +112,7 @@ def known_views(hits: dict[str, Counter], fixed: dict[str, list[str]], files: di
     for kid in sorted(hits):
         i = info.get(kid, {})
         file = files.get(kid) or i.get("file", "")
-        doc, script = upstream_files(kid, file)
+        doc, script = upstream_files(i.get("root") or kid, file)  # one report per root cause
         out[kid] = KnownView(kid, i.get("reason", ""), i.get("link", ""), shown_path(file) if file else "",
                              i.get("fixed_in", ""), hits[kid], fixed.get(kid, []), doc, script)
     return out
