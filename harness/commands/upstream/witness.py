@@ -9,12 +9,14 @@ every framework's workers warm across them.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import hashlib
 import json
 import math
-from collections.abc import Iterable
+import tempfile
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -120,6 +122,21 @@ def _store(path: Path | None, records: list[Record], arrays: dict[str, np.ndarra
     path.write_text(json.dumps(doc), encoding="utf-8")
 
 
+@contextlib.contextmanager
+def one_at_a_time() -> Iterator[None]:
+    """One witness run at a time on this machine (an flock in the temp directory): each starts a worker of
+    every installed framework, ~5 GB resident for the 35 targets; six at once ran a 24 GiB machine out of
+    memory (2026-11-29), and the kernel then killed workers of unrelated runs."""
+    import fcntl
+
+    with open(Path(tempfile.gettempdir()) / "convdiff-witness.lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
 def run_witnesses(witnesses: dict[str, Witness], settings: dict[str, str], backends: list[str],
                   known: KnownIssues | None = None, timeout: float = 120.0, fresh: bool = False) -> dict[str, Others]:
     """root -> what every implementation does on its witness (run on CPU under `settings`, one pass for those
@@ -139,7 +156,7 @@ def run_witnesses(witnesses: dict[str, Witness], settings: dict[str, str], backe
                  for w in todo.values()}
         records: list[Record] = []
         capture = _Capture()
-        with environ(settings):
+        with one_at_a_time(), environ(settings):
             run_cases(list(cases.values()), [(b, "cpu") for b in targets], records.append, capture, timeout)
         for root, w in todo.items():
             file = Path(w.case.file).name
