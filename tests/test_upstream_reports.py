@@ -54,7 +54,7 @@ ENTRY_IDS = re.compile(r"(?<![\w/-])(" + "|".join(sorted({re.escape(e.id) for e 
 OLD_MD = re.compile(r"^\*\*Project:\*\*|^## Reproducer$", re.M)  # what only the older generator wrote
 NIGHTLY_IMPORTS = {"executorch"}  # exports and lowers a model: 10 s and more per snippet here
 FAMILIES = (("torch", r"pytorch/"), ("tensorflow", r"tensorflow/|keras-team/|google-ai-edge/|openxla/|onnx/tensorflow-onnx"),
-            ("paddle", r"PaddlePaddle/"), ("compilers", r"."))
+            ("paddle", r"PaddlePaddle/"), ("compilers", r""))
 
 
 @cache
