@@ -356,11 +356,13 @@ def build_parser() -> argparse.ArgumentParser:
     mz.add_argument("--output", choices=OUTPUTS, default="out", help="the result to keep failing: out or a gradient")
     sub.add_parser("schema", help="print the JSON Schema of a case file (cases/case.schema.json)")
     from harness.commands.fuzz.campaign import add_parser as add_fuzz_parser
+    from harness.commands.scope.command import add_parser as add_scope_parser
     from harness.commands.upstream import add_parser as add_upstream_parser
 
     add_fuzz_parser(sub)
     add_extract_parser(sub)
     add_upstream_parser(sub)
+    add_scope_parser(sub)
     return p
 
 
@@ -370,6 +372,16 @@ def cmd_fuzz(args: argparse.Namespace, argv: list[str]) -> int:
     try:
         return run_fuzz(args, argv)
     except FuzzUsage as exc:
+        raise UsageError(str(exc)) from None
+
+
+def cmd_scope(args: argparse.Namespace, argv: list[str]) -> int:
+    from harness.commands.scope.command import ScopeUsage
+    from harness.commands.scope.command import cmd_scope as scope
+
+    try:
+        return scope(args, argv)
+    except ScopeUsage as exc:
         raise UsageError(str(exc)) from None
 
 
@@ -388,7 +400,7 @@ def cmd_schema(args: argparse.Namespace, argv: list[str]) -> int:
 
 COMMANDS = {"run": cmd_run, "validate": cmd_validate, "backends": cmd_backends, "report": cmd_report,
             "repro": cmd_repro, "selftest": cmd_selftest, "minimize": cmd_minimize, "fuzz": cmd_fuzz,
-            "schema": cmd_schema, "extract": cmd_extract, "upstream": cmd_upstream}
+            "schema": cmd_schema, "extract": cmd_extract, "upstream": cmd_upstream, "scope": cmd_scope}
 
 
 def main(argv: list[str] | None = None) -> int:

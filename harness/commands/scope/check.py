@@ -1,0 +1,306 @@
+"""`convdiff scope --check ID | --check-all`: is a known issue's selector too broad, or too narrow?
+
+For each entry, on the installed targets it names (CPU), fresh cases are drawn inside its selector (the
+corpus cases it selects, random draws with the values it names, their neighbours) and just outside it
+(neighbours of those that leave it), at most --per-entry of each; all of them run in one go, judged with
+every known issue (first match wins, as always). Then, on the results of targets whose host facts the
+entry's `host:` accepts (an entry for another CPU does not apply here):
+
+- too broad: a case it selects passes (and `pass` is not among its statuses: the "fixed upstream?" hint
+  it would give), or fails with a status it does not list;
+- too narrow: a case it does not select fails the same way (a status it lists, the same diagnosis or the
+  same message, digits aside) and no entry explains it;
+- the corrected predicate: the simplest rule (harness/judge/rules.py) over these results that selects the
+  entry's failures, inside and out, and no pass.
+
+`scoped(entry_id)` is the same check of one entry as a function, for a caller that wants the tested rule
+(`convdiff upstream`'s "fails exactly when" sentence).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import fnmatch
+import json
+import re
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from backends.registry import TEST_PREFIXES, installed_backends, parse_backends
+from harness.commands.fuzz.gen import Config
+from harness.commands.scope.runs import Runs, key
+from harness.commands.scope.sample import Pool, fields_of, unique
+from harness.execution.host import cpu_facts, merged
+from harness.execution.records import FAILING, Record
+from harness.judge.known_issues import INVALID_OUTCOMES, KnownIssue, KnownIssues, layered
+from harness.judge.rules import Fit, Rule, learn
+from harness.model.case import Case
+from harness.model.features import FeatureTable
+from harness.model.loader import load_cases
+
+VALUE_FIELDS = ("op", "dtype", "layout", "padding", "bias", "batch", "groups", "expect")
+
+
+@dataclass
+class EntryCheck:
+    id: str
+    targets: list[str] = field(default_factory=list)
+    applies: str = ""  # "" when it applies here, else why not
+    inside: list[Record] = field(default_factory=list)
+    outside: list[Record] = field(default_factory=list)
+    broad: list[Record] = field(default_factory=list)  # passes inside
+    wrong_status: list[Record] = field(default_factory=list)  # failures inside with a status it does not list
+    narrow: list[Record] = field(default_factory=list)  # the same failure outside, unexplained
+    fails_inside: int = 0
+    passes_outside: int = 0
+    corrected: Fit | None = None
+
+    @property
+    def verdict(self) -> str:
+        if self.applies:
+            return "not applicable"
+        if not self.inside:
+            return "no case inside"
+        broad = bool(self.broad or self.wrong_status)
+        return {(False, False): "holds", (True, False): "too broad", (False, True): "too narrow",
+                (True, True): "too broad and too narrow"}[(broad, bool(self.narrow))]
+
+    def sentence(self) -> str:
+        """"fails exactly when ..." with the fresh cases' counts (for an upstream report)."""
+        fit = self.corrected
+        words = fit.rule.words if fit else "the entry's selector holds"
+        return (f"fails exactly when {words} (on {len(self.inside) + len(self.outside)} fresh cases: "
+                f"{self.fails_inside} of {len(self.inside)} inside failed, {self.passes_outside} of "
+                f"{len(self.outside)} just outside passed)")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "verdict": self.verdict, "targets": self.targets, "applies": self.applies or "yes",
+                "inside": len(self.inside), "fails_inside": self.fails_inside, "passes_inside": len(self.broad),
+                "wrong_status_inside": len(self.wrong_status), "outside": len(self.outside),
+                "same_failure_outside": len(self.narrow), "passes_outside": self.passes_outside,
+                "broad_cases": [f"{r.case_id}@{r.backend}" for r in self.broad[:8]],
+                "wrong_status_cases": [f"{r.case_id}@{r.backend} {r.status}" for r in self.wrong_status[:8]],
+                "narrow_cases": [f"{r.case_id}@{r.backend}" for r in self.narrow[:8]],
+                "corrected_when": self.corrected.rule.text if self.corrected else None,
+                "corrected_words": self.corrected.rule.words if self.corrected else None,
+                "corrected_errors": self.corrected.errors if self.corrected else None}
+
+
+def targets_of(entry: KnownIssue, installed: Sequence[str]) -> list[str]:
+    """The CPU targets here an entry names: installed backends its globs match, and the test-only ones
+    (mutant:, fault:) it names outright."""
+    if entry.device and "cpu" not in entry.device:
+        return []
+    named = [p for p in entry.backend if p.partition(":")[0] in TEST_PREFIXES and p not in installed]
+    return [b for b in [*installed, *named] if any(fnmatch.fnmatchcase(b, p) for p in entry.backend)]
+
+
+def _output(entry: KnownIssue) -> str:
+    want = entry.cases.get("output", "out")
+    return want if isinstance(want, str) and "*" not in want else "out"
+
+
+def _kind(entry: KnownIssue) -> str:
+    expect = entry.cases.get("expect")
+    if expect == "invalid" or (expect is None and set(entry.status) <= INVALID_OUTCOMES | {"pass"}):
+        return "invalid"
+    return "valid"
+
+
+def sample(entry: KnownIssue, target: str, corpus: Sequence[Case], pool: Pool, n: int) -> tuple[list, list]:
+    """(inside, just outside): at most n cases or configurations each (the module doc)."""
+    output = _output(entry)
+    grads = output != "out"
+
+    def selects(c: Case) -> bool:
+        case = dataclasses.replace(c, gradients=True) if grads else c
+        return entry.matches(case, target, "cpu", None, output)
+
+    seeds = [c for c in corpus if selects(c)]
+    seeds = seeds[:: max(1, len(seeds) // (n // 2 or 1))][: n // 2]
+    kind = _kind(entry)
+    want = {k: v for k, v in entry.cases.items() if k in VALUE_FIELDS}
+
+    def keep(cfg: Config) -> bool:
+        return selects(cfg.case)
+
+    inside: list[Any] = list(seeds)
+    inside += pool.around([fields_of(c) for c in seeds], (n - len(inside)) // 2, kind, keep=keep)
+    inside += pool.random(n - len(inside), kind, want, keep=keep, tries=30 * n)
+    inside += pool.around([fields_of(_case(c)) for c in inside], n - len(inside), kind, keep=keep)
+    outside = pool.around([fields_of(_case(c)) for c in inside], n, kind, keep=lambda cfg: not selects(cfg.case))
+    if grads:
+        inside = [_with_gradients(c) for c in inside]
+        outside = [_with_gradients(c) for c in outside]
+    return inside[:n], unique(outside)[:n]
+
+
+def _case(c: Case | Config) -> Case:
+    return c.case if isinstance(c, Config) else c
+
+
+def _with_gradients(c: Case | Config) -> Case | Config:
+    if isinstance(c, Config):
+        return dataclasses.replace(c, case=dataclasses.replace(c.case, gradients=True))
+    return dataclasses.replace(c, gradients=True)
+
+
+_DIGITS = re.compile(r"\d+")
+
+
+def _shape(rec: Record) -> tuple:
+    """What kind of failure a result is, sizes aside: status, diagnosis, the message's words."""
+    return (rec.status, rec.diagnosis, _DIGITS.sub("#", rec.message or "")[:60])
+
+
+def judge_entry(entry: KnownIssue, check: EntryCheck, records: Sequence[Record], inside_ids: set[str],
+                host: dict[str, dict[str, Any]]) -> None:
+    """Fill `check` from the results of the entry's cases (the module doc)."""
+    output = _output(entry)
+    applicable = [t for t in check.targets if entry.host_matches(merged(cpu_facts(), host.get(f"{t}-cpu")))]
+    if not applicable:
+        check.applies = check.applies or "its host selector does not match this host's facts"
+        return
+    mine = [r for r in records if r.backend in applicable and r.output == output and r.status != "unsupported"]
+    for r in mine:
+        (check.inside if f"{r.file}::{r.case_id}" in inside_ids else check.outside).append(r)
+    failures = {_shape(r) for r in check.inside if r.status in entry.status and r.status in FAILING}
+    for r in check.inside:
+        if r.status in ("pass", "within_bound"):
+            if "pass" not in entry.status:
+                check.broad.append(r)
+        elif r.status in entry.status:
+            check.fails_inside += 1
+        else:
+            check.wrong_status.append(r)
+    for r in check.outside:
+        if r.status in ("pass", "within_bound"):
+            check.passes_outside += 1
+        elif r.unexpected and r.status in entry.status and _similar(_shape(r), failures):
+            check.narrow.append(r)
+    if check.broad or check.wrong_status or check.narrow:
+        check.corrected = correct(entry, check)
+
+
+def _similar(shape: tuple, failures: set[tuple]) -> bool:
+    status, diagnosis, message = shape
+    return any(s == status and d == diagnosis and (status == "mismatch" or m[:30] == message[:30])
+               for s, d, m in failures)
+
+
+def correct(entry: KnownIssue, check: EntryCheck) -> Fit | None:
+    """The simplest rule that selects the entry's failures (inside and the same ones outside) and no pass."""
+    rows = [r for r in check.inside + check.outside if r.status in ("pass", "within_bound")
+            or r in check.narrow or (r.status in entry.status and r in check.inside)]
+    if not rows:
+        return None
+    table = FeatureTable.build([r.params for r in rows])
+    positive = np.array([r.status not in ("pass", "within_bound") for r in rows])
+    fits = learn(table, positive, ~positive)
+    return fits[0] if fits and fits[0].rule.terms else Fit(Rule(()), 0, int(positive.sum()), 0, int((~positive).sum()))
+
+
+def check_entries(entries: Sequence[KnownIssue], known: KnownIssues, per_entry: int, seed: int, out: Path,
+                  timeout: float, argv: list[str], log: Any = print, extra: Sequence[str] = ()) -> list[EntryCheck]:
+    """Sample, run and judge the entries (the module doc); the run's outputs go to `out`. `extra`: backends
+    named on the command line (a plugin's module:Class) that count as installed."""
+    installed = list(dict.fromkeys([*installed_backends(), *extra]))
+    corpus = load_cases([str(Path(__file__).resolve().parents[3] / "cases")])
+    pool = Pool(seed)
+    checks: list[EntryCheck] = []
+    plans: list[tuple[EntryCheck, KnownIssue, set[str], list]] = []
+    for e in entries:
+        c = EntryCheck(e.id, targets_of(e, installed))
+        checks.append(c)
+        if not c.targets:
+            c.applies = "names no installed CPU target"
+            continue
+        inside, outside = sample(e, c.targets[0], corpus, pool, per_entry)
+        ids = {key(_case(x)) for x in inside}
+        plans.append((c, e, ids, inside + outside))
+        log(f"{e.id}: {len(inside)} inside, {len(outside)} just outside, on {', '.join(c.targets)}")
+    wanted: dict[str, set[str]] = {}
+    batch: list[Any] = []
+    for c, _, _, items in plans:
+        batch += items
+        for x in items:
+            wanted.setdefault(key(_case(x)), set()).update(c.targets)
+    targets = sorted({t for c, *_ in plans for t in c.targets})
+    runs = Runs([(t, "cpu") for t in targets], known, out, timeout)
+    try:
+        runs.run(batch, select=lambda b, case: b in wanted.get(key(case), ()))
+    finally:
+        runs.stop()
+    for c, e, ids, items in plans:
+        keys = {key(_case(x)) for x in items}
+        records = [r for r in runs.records if f"{r.file}::{r.case_id}" in keys]
+        judge_entry(e, c, records, ids, runs.info.host_facts)
+    runs.write_outputs(argv)
+    return checks
+
+
+def scoped(entry_id: str, known_files: Sequence[str] = (), per_entry: int = 16, seed: int = 0,
+           out: str | Path = "reports/scope-check", timeout: float = 60.0) -> EntryCheck:
+    """One known issue's selector tested on fresh cases: its verdict, counts and corrected rule; `.sentence()`
+    says "fails exactly when ..." with the counts (for `convdiff upstream`)."""
+    known = layered(list(known_files), [], [])
+    entry = next((e for e in known.entries if e.id == entry_id), None)
+    if entry is None:
+        raise KeyError(entry_id)
+    return check_entries([entry], known, per_entry, seed, Path(out), timeout, ["scope", "--check", entry_id],
+                         log=lambda m: None)[0]
+
+
+def run_checks(args: argparse.Namespace, argv: list[str]) -> int:
+    from harness.commands.scope.command import ScopeUsage
+
+    known = layered(args.known_issues, [], [])
+    entries = known.entries
+    if args.check:
+        missing = [i for i in args.check if not any(e.id == i for e in entries)]
+        if missing:
+            raise ScopeUsage(f"no known issue {', '.join(missing)}")
+        entries = [e for e in entries if e.id in args.check]
+    names = parse_backends(args.backends) if args.backends else []
+    if names:
+        entries = [e for e in entries if any(fnmatch.fnmatchcase(n, p) for n in names for p in e.backend)]
+    out = Path(args.out)
+    start = time.monotonic()
+    print(f"convdiff scope --check: {len(entries)} entries, up to {args.per_entry} fresh cases inside and as many "
+          f"just outside each -> {out}/", file=sys.stderr)
+    checks = check_entries(entries, known, args.per_entry, args.seed, out, args.timeout, argv,
+                           log=lambda m: print(m, file=sys.stderr, flush=True), extra=names)
+    write_check(out, checks, time.monotonic() - start)
+    counts: dict[str, int] = {}
+    for c in checks:
+        counts[c.verdict] = counts.get(c.verdict, 0) + 1
+        if c.verdict not in ("holds", "not applicable"):
+            fix = f"; corrected: when: {c.corrected.rule.text}" if c.corrected and c.corrected.rule.terms else ""
+            print(f"{c.id}: {c.verdict} (inside {c.fails_inside} fail, {len(c.broad)} pass, {len(c.wrong_status)} "
+                  f"other; outside {len(c.narrow)} same failure, {c.passes_outside} pass){fix}")
+    print(", ".join(f"{n} {v}" for v, n in sorted(counts.items())) + f"; wrote {out / 'check.md'}")
+    return 0 if all(c.verdict == "holds" for c in checks if c.verdict != "not applicable") else 1
+
+
+def write_check(out: Path, checks: Sequence[EntryCheck], seconds: float) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "check.json").write_text(json.dumps([c.as_dict() for c in checks], indent=2) + "\n", encoding="utf-8")
+    lines = ["# Known issues' selectors, checked on fresh cases", "",
+             f"{len(checks)} entries in {seconds:.0f} s. Inside: cases the selector takes; outside: neighbours of those "
+             "that it does not.", "",
+             "| entry | verdict | targets | inside: fail / pass / other | outside: same failure / pass | corrected when |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for c in checks:
+        d = c.as_dict()
+        fix = f"`{d['corrected_when']}`" if d["corrected_when"] else ""
+        lines.append(f"| {c.id} | {c.verdict}{' (' + c.applies + ')' if c.applies else ''} | {', '.join(c.targets)} | "
+                     f"{d['fails_inside']} / {d['passes_inside']} / {d['wrong_status_inside']} | "
+                     f"{d['same_failure_outside']} / {d['passes_outside']} | {fix} |")
+    (out / "check.md").write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -1,0 +1,118 @@
+"""`convdiff scope` end to end on a planted bug whose rule is known (tests/planted_bugs.py): the scope it
+writes is that rule (agreeing with it on fresh configurations it never ran), loads as a known-issues file
+and explains a fresh run; `--check` calls a too-broad selector too broad and corrects it. Seconds: the
+target is PyTorch with a planted defect, on small cases."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.commands.cli import main
+from harness.commands.fuzz.gen import generate
+from harness.judge.known_issues import load_known_issues
+from harness.model.features import selector_names
+from harness.model.predicate import compile_predicate, evaluate
+from tests.planted_bugs import TRUTH
+
+pytestmark = pytest.mark.xdist_group("test_scope")
+
+PLANTED = "planted=tests.planted_bugs:PaddingScaledByDilation"
+CASES = """\
+cases:
+  - id: c
+    op: conv2d
+    in_channels: 2
+    out_channels: 3
+    input_size: [7, 6]
+    kernel_size: 3
+    sweep:
+      dilation: [1, 2, [2, 1], [1, 2]]
+      padding: [0, 1, [[1, 0], [0, 1]], [[0, 1], [1, 0]], same]
+  - id: t
+    op: conv_transpose1d
+    in_channels: 2
+    out_channels: 2
+    input_size: 5
+    kernel_size: 3
+    sweep:
+      dilation: [1, 2, 3]
+      padding: [0, 1, [[1, 0]], [[0, 2]]]
+"""
+# cases it never saw: inside the rule and out (one dim each way), for the run with the scope as known issues
+FRESH = """\
+cases:
+  - {id: inside_conv, op: conv1d, in_channels: 1, out_channels: 2, input_size: 11, kernel_size: 2, dilation: 3, padding: [[2, 0]]}
+  - {id: inside_3d, op: conv3d, in_channels: 1, out_channels: 1, input_size: [3, 6, 3], kernel_size: 2, dilation: [1, 2, 1], padding: [[0, 0], [1, 1], [0, 0]]}
+  - {id: outside_after, op: conv1d, in_channels: 1, out_channels: 2, input_size: 11, kernel_size: 2, dilation: 3, padding: [[0, 2]]}
+  - {id: outside_undilated, op: conv2d, in_channels: 2, out_channels: 2, input_size: 6, kernel_size: 3, padding: 1}
+"""
+
+
+@pytest.fixture(scope="module")
+def scoped(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
+    d = tmp_path_factory.mktemp("scope")
+    (d / "cases.yaml").write_text(CASES, encoding="utf-8")
+    status = main(["scope", str(d / "cases.yaml"), "--backends", PLANTED, "--time", "40", "--seed", "3",
+                   "--out", str(d / "out")])
+    return d, status
+
+
+def test_scope_writes_the_planted_rule(scoped: tuple[Path, int]) -> None:
+    d, status = scoped
+    assert status == 0
+    known = load_known_issues(d / "out" / "scope.yaml")  # a known-issues file as it stands
+    assert [e.backend for e in known.entries] == [["planted"]]
+    entry = known.entries[0]
+    assert {"shape_mismatch"} <= set(entry.status)
+    truth = compile_predicate(TRUTH["PaddingScaledByDilation"])
+    fresh = [c.case for c in itertools.islice(generate(77, invalid_rate=0.0), 300)]
+    agree = sum(evaluate(truth, selector_names(c.params())) == entry.matches(c, "planted", "cpu") for c in fresh)
+    assert agree / len(fresh) >= 0.95, entry.cases
+    md = (d / "out" / "scope.md").read_text(encoding="utf-8")
+    assert "Fails exactly when: dilation > 1 and pad before > 0 on one axis" in md
+    assert "| pass | 0 |" in md  # no fresh case inside the rule passed
+
+
+def test_the_scope_explains_a_fresh_run(scoped: tuple[Path, int]) -> None:
+    d, _ = scoped
+    (d / "fresh.yaml").write_text(FRESH, encoding="utf-8")
+    status = main(["run", str(d / "fresh.yaml"), "--backends", PLANTED, "--known-issues", str(d / "out" / "scope.yaml"),
+                   "--out", str(d / "fresh-run")])
+    summary = json.loads((d / "fresh-run" / "summary.json").read_text(encoding="utf-8"))
+    assert status == 0 and summary["unexpected"] == 0 and not summary["fixed_upstream"], summary["counts"]
+    assert sum(summary["known_counts"].values()) == 2  # the two inside
+
+
+def test_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["scope"]) == 2
+    assert main(["scope", "--backends", "torch,jax"]) == 2
+    assert main(["scope", "--check", "no-such-entry"]) == 2
+    err = capsys.readouterr().err
+    assert "one target at a time" in err and "no known issue no-such-entry" in err
+
+
+TOO_BROAD = """\
+issues:
+  - id: flip-every-conv1d
+    backend: "mutant:flip_kernel"
+    cases: {op: conv1d}
+    status: mismatch
+    reason: the kernel flipped (but a kernel of length 1 flipped is the same kernel)
+    link: none
+"""
+
+
+def test_check_calls_a_too_broad_selector_too_broad(tmp_path: Path) -> None:
+    (tmp_path / "ours.yaml").write_text(TOO_BROAD, encoding="utf-8")
+    status = main(["scope", "--check", "flip-every-conv1d", "--known-issues", str(tmp_path / "ours.yaml"),
+                   "--per-entry", "10", "--seed", "1", "--out", str(tmp_path / "out")])
+    assert status == 1
+    check = json.loads((tmp_path / "out" / "check.json").read_text(encoding="utf-8"))[0]
+    # a 1-wide kernel flipped is the same kernel: it passes inside; transposed convs flip too: the same
+    # failure just outside (the neighbour that turns conv1d into conv_transpose1d)
+    assert check["verdict"].startswith("too broad") and check["passes_inside"] >= 1 and check["fails_inside"] >= 1
+    assert check["corrected_when"] and check["corrected_errors"] == 0, check
