@@ -1,27 +1,8 @@
-"""Paddle Inference (oneDNN): depthwise conv1d_transpose in NLC returns a 4-D [N, 1, C, L] tensor instead of [N, L, C]
+"""Paddle Inference (oneDNN): depthwise NLC conv1d_transpose
 
-Project: PaddlePaddle/Paddle (https://github.com/PaddlePaddle/Paddle/issues)
-Upstream: none found
-Related: https://github.com/PaddlePaddle/Paddle/issues/43105 (oneDNN with NHWC models, open); https://github.com/PaddlePaddle/Paddle/issues/38126 (oneDNN conv output format with NHWC)
-Checked: 2026-11-28, paddlepaddle 3.3.1 (CPU), searched PaddlePaddle/Paddle issues for "conv1d_transpose NLC mkldnn", "depthwise conv_transpose NHWC oneDNN output shape", "conv1d_transpose data_format NLC inference wrong shape"
-
-What happens: a paddle.jit.save'd layer computing F.conv1d_transpose(x, w, stride=2, groups=3, data_format="NLC")
-(3 channels, depthwise, length 12, kernel 5, float32), run by a CPU paddle.inference predictor with oneDNN on (the
-default), returns a tensor of shape (1, 1, 3, 27) instead of (1, 27, 3). The values are right but laid out as
-[N, 1, C, L]: y[0, 0].T equals the float64 NumPy reference to 1.4e-7. The same with switch_ir_optim(False); right with
-config.disable_mkldnn(), in NCL layout, and with groups 1 in NLC (measured here); a depth multiplier of 2 (3->6),
-groups 2 with 4->4, float64, depthwise NHWC/NDHWC conv2d_transpose/conv3d_transpose and depthwise NLC conv1d are right
-too (measured 2026-11-26). Eager paddle is right.
-
-Expected: shape (1, 27, 3), [N, L_out, C] with L_out = (12 - 1) * 2 + 5 = 27, as eager paddle returns. The reference
-here is a float64 NumPy transposed convolution (each input element scatters x * w over the kernel span).
-
-Mechanism: not known. conv1d_transpose is lowered to unsqueeze -> (depthwise_)conv2d_transpose -> squeeze; with
-oneDNN the squeeze and the rotation back to channels-last are lost for the depthwise case. config.delete_pass(
-"onednn_placement_pass") restores the shape; deleting depthwise_conv_onednn_pass, squeeze_transpose_onednn_fuse_pass,
-operator_unsqueeze_onednn_fuse_pass or operator_reshape_onednn_fuse_pass does not.
-
-Host: Paddle Inference with oneDNN on (Config.mkldnn_enabled(): the CPU default of the x86 wheel in 3.3.1).
+Runs a saved depthwise (groups == C) NLC conv1d_transpose (3 channels, length 12, kernel 5, stride 2) through a CPU
+predictor, with switch_ir_optim(False), disable_mkldnn(), NCL and groups 1 as controls, against a float64
+reference; reads a (N, 1, C, L) result as such. Exit 1 when the shape is wrong.
 """
 import os
 import sys
