@@ -56,9 +56,14 @@ class Outcome:
     accepts | crashes | cannot-express | error; `detail`: numbers or the framework's message."""
 
     backend: str
-    label: str
+    product: str  # with its version: "PyTorch 2.13.0+cpu"
+    variant: str  # "" or the path within the product: "torch.compile"
     verdict: str
     detail: str = ""
+
+    @property
+    def label(self) -> str:
+        return f"{self.product} ({self.variant})" if self.variant else self.product
 
 
 @dataclass

@@ -22,7 +22,7 @@ LABELS: dict[str, tuple[str, str]] = {
     "torch": ("PyTorch {v}", "eager"), "torch-inductor": ("PyTorch {v}", "torch.compile"),
     "torch-ao-x86": ("PyTorch {v}", "quantized, x86 engine"), "torch-ao-fbgemm": ("PyTorch {v}", "quantized, fbgemm"),
     "torch-ao-onednn": ("PyTorch {v}", "quantized, onednn"), "torch-ao-qnnpack": ("PyTorch {v}", "quantized, qnnpack"),
-    "torch-pt2e": ("PyTorch {v}", "PT2E int8"), "torch-onnx-ort": ("{v}", "torch.onnx export"),
+    "torch-pt2e": ("PyTorch {v}", "PT2E int8"), "torch-onnx-ort": ("{v}", ""),
     "tensorflow": ("TensorFlow {v}", "tf.nn"), "tensorflow-graph": ("TensorFlow {v}", "tf.function"),
     "tf-xla": ("TensorFlow {v}", "XLA"), "tensorflow-keras": ("Keras {v}", ""),
     "litert": ("LiteRT {v}", "XNNPACK"), "litert-ref": ("LiteRT {v}", "reference kernels"),
@@ -58,7 +58,9 @@ def _short_version(backend: str, version: str) -> str:
     if backend == "tensorflow-keras":
         m = re.search(r"keras ([\w.+-]+)", version)
         return m.group(1) if m else version
-    return version.split(" (")[0] if backend.startswith("litert") else version
+    if backend.startswith("litert"):
+        return version.split(" (")[0]
+    return re.sub(r"\s*\([^)]*\)", "", version)  # "tf2onnx 1.17.0 (tensorflow 2.21.0) + onnxruntime 1.32.0" -> its path
 
 
 def label(backend: str, version: str) -> tuple[str, str]:
@@ -101,28 +103,27 @@ def _same(a: np.ndarray | None, b: np.ndarray | None) -> bool:
 
 
 def outcome(rec: Record, array: np.ndarray | None, reported: np.ndarray | None, invalid: bool) -> Outcome:
-    product, variant = label(rec.backend, rec.backend_version)
-    name = f"{product} ({variant})" if variant else product
+    name, variant = label(rec.backend, rec.backend_version)
     status, message = rec.status, rec.message or ""
     if status == "unsupported":
-        return Outcome(rec.backend, name, "cannot-express", _first_line(message))
+        return Outcome(rec.backend, name, variant, "cannot-express", _first_line(message))
     if status in ("crash", "timeout"):
-        return Outcome(rec.backend, name, "crashes" if status == "crash" else "hangs", _first_line(message))
+        return Outcome(rec.backend, name, variant, "crashes" if status == "crash" else "hangs", _first_line(message))
     if status == "error":
-        return Outcome(rec.backend, name, "error", _first_line(message))
+        return Outcome(rec.backend, name, variant, "error", _first_line(message))
     if invalid:
         if status == "accepted_invalid":
-            return Outcome(rec.backend, name, "accepts", _first_line(message))
-        return Outcome(rec.backend, name, "refuses", _first_line(message))
+            return Outcome(rec.backend, name, variant, "accepts", _first_line(message))
+        return Outcome(rec.backend, name, variant, "refuses", _first_line(message))
     if status == "rejected":
-        return Outcome(rec.backend, name, "refuses", _first_line(message))
+        return Outcome(rec.backend, name, variant, "refuses", _first_line(message))
     if status == "pass":
-        return Outcome(rec.backend, name, "right")
+        return Outcome(rec.backend, name, variant, "right")
     if status == "shape_mismatch":
         shape = "" if array is None else f"shape {tuple(array.shape)}"
-        return Outcome(rec.backend, name, "same-wrong" if _same(array, reported) else "other-wrong", shape)
+        return Outcome(rec.backend, name, variant, "same-wrong" if _same(array, reported) else "other-wrong", shape)
     size = f"max error {rec.max_abs_err:.3g}" if rec.max_abs_err is not None else ""
-    return Outcome(rec.backend, name, "same-wrong" if _same(array, reported) else "other-wrong", size)
+    return Outcome(rec.backend, name, variant, "same-wrong" if _same(array, reported) else "other-wrong", size)
 
 
 def classify(records: list[Record], arrays: dict[str, np.ndarray], reported: str,
@@ -143,8 +144,7 @@ def _names(outcomes: list[Outcome], split: frozenset[str] = frozenset()) -> str:
     with the variants of this row: 'PyTorch 2.13.0 (eager, torch.compile)'."""
     groups: dict[str, list[str]] = {}
     for o in outcomes:
-        product, _, variant = o.label.partition(" (")
-        groups.setdefault(product, []).append(variant.rstrip(")") if variant else "")
+        groups.setdefault(o.product, []).append(o.variant)
     return "; ".join(p + (f" ({', '.join(v for v in vs if v)})" if p in split and any(vs) else "")
                      for p, vs in groups.items())
 
@@ -155,7 +155,7 @@ def table(outcomes: list[Outcome]) -> list[str]:
     shown = [o for o in outcomes if o.verdict in VERDICTS]
     verdicts_of: dict[str, set[str]] = {}
     for o in shown:
-        verdicts_of.setdefault(o.label.partition(" (")[0], set()).add(o.verdict)
+        verdicts_of.setdefault(o.product, set()).add(o.verdict)
     split = frozenset(p for p, v in verdicts_of.items() if len(v) > 1)
     rows = ["| implementation | result |", "| --- | --- |"]
     for verdict, words in VERDICTS.items():
