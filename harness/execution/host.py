@@ -44,6 +44,8 @@ FACTS: dict[str, str] = {
     "torch_onednn_version": "oneDNN version torch was built with",
     "torch_mkl_version": "MKL version torch was built with",
     "torch_threads": "torch.get_num_threads()",
+    "torch_bf16_subnormals": "what torch's bfloat16 CPU conv does with a subnormal input, a live probe: kept, or flushed "
+                             "(oneDNN's AVX512_BF16 instructions treat subnormals as zero whatever MXCSR says)",
     "torch_quantized_engine": "torch.backends.quantized.engine the torch.ao backend set in its worker (x86, fbgemm, onednn, qnnpack)",
     "torch_quantized_engines": "torch.backends.quantized.supported_engines in this torch build (list)",
     "torch_onednn_int8_isa": "ISA of the oneDNN kernel the worker's quantized engine ran a u8 x s8 conv2d with, read live from "
