@@ -86,7 +86,7 @@ def property_host(summary: dict[str, Any]) -> dict[str, Any]:
     settings that pick kernels, each target's version and live host facts (thread counts among them)."""
     fp = summary.get("fingerprint") or {}
     host = fp.get("host") or {}
-    return {"date": fp.get("date"), "cpu": fp.get("cpu"), "cores": host.get("cores"),
+    return {"date": fp.get("date"), "command": fp.get("command"), "cpu": fp.get("cpu"), "cores": host.get("cores"),
             "cpu_flags": host.get("cpu_flags"), "env": fp.get("env"), "versions": fp.get("targets"),
             "host_facts": fp.get("host_facts")}
 
