@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import signal
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,7 +21,9 @@ class ScriptRun:
 
     @property
     def traceback(self) -> bool:
-        return "Traceback (most recent call last)" in self.output
+        """A Python traceback: its header starts a line (Paddle's fatal-signal handler prints "C++ Traceback (most
+        recent call last):" before the signal a crash snippet may die by; that is not one)."""
+        return re.search(r"^Traceback \(most recent call last\)", self.output, re.M) is not None
 
     @property
     def signal_name(self) -> str:
