@@ -126,7 +126,7 @@ def _witness_runs(subjects: list[Root], chosen: str | None, known: KnownIssues, 
     for root in subjects:
         if root.primary is None:
             continue
-        w = witness(root.primary)
+        w = witness(root.primary, known)
         if w is None:
             continue
         source = root.snippet.read_text(encoding="utf-8") if root.snippet is not None else ""

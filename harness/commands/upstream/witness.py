@@ -56,24 +56,35 @@ def size(case: Case) -> tuple[int, int, str]:
     return elements, case.rank, case.id
 
 
-def witness(entry: KnownIssue) -> Witness | None:
-    """The smallest case of convdiff's corpus the entry matches on one of its backends (installed ones first),
-    on any host; a gradient where the entry selects only gradients."""
+CANDIDATES = 40  # the smallest matching cases weighed for the cleanest witness
+
+
+def witness(entry: KnownIssue, known: KnownIssues | None = None) -> Witness | None:
+    """The witness of an entry: among the smallest cases of convdiff's corpus it matches on its first backend
+    (installed ones first), on any host (a gradient where it selects only gradients), the one the fewest other
+    root causes' entries also match on any backend, so that the others' table shows this defect and not
+    another (a float16 case would drag in every half-precision finding); then float32 first, then the smaller."""
     project = project_known_issues()
-    if project is None:
+    backends = entry_backends(entry)
+    if project is None or not backends:
         return None
     device = "cpu" if not entry.device or "cpu" in entry.device else entry.device[0]
-    best: Witness | None = None
-    for backend in entry_backends(entry)[:1]:
-        for case, params in _corpus(str(project.parent)):
-            if best is not None and size(case) >= size(best.case):
-                continue
-            grads = dataclasses.replace(case, gradients=True).gradient_outputs
-            output = next((o for o in OUTPUTS if (o == "out" or o in grads)
-                           and entry.matches(case, backend, device, None, o, params)), None)
-            if output is not None:
-                best = Witness(case, backend, device, output)
-    return best
+    found: list[tuple[tuple, Witness, dict[str, Any]]] = []
+    for case, params in _corpus(str(project.parent)):
+        grads = dataclasses.replace(case, gradients=True).gradient_outputs
+        output = next((o for o in OUTPUTS if (o == "out" or o in grads)
+                       and entry.matches(case, backends[0], device, None, o, params)), None)
+        if output is not None:
+            found.append((size(case), Witness(case, backends[0], device, output), params))
+    found = sorted(found, key=lambda f: f[0])[:CANDIDATES]
+    if not found:
+        return None
+    others = [e for e in (known.entries if known is not None else []) if e.root != entry.root]
+
+    def tangled(w: Witness, params: dict[str, Any]) -> int:
+        return sum(1 for e in others if e.matches(w.case, e.backend[0], device, None, w.output, params))
+
+    return min(found, key=lambda f: (tangled(f[1], f[2]), f[1].case.dtype != "float32", f[0]))[1]
 
 
 class _Capture:
