@@ -2,9 +2,8 @@
 
 The truth here is independent of any framework: the float64 oracle rounded once (a correctly rounded result,
 so every relation holds bitwise for it), hand-made arrays, and the relation mutants (backends/testing/
-relation_mutants.py: NumPy only, no framework import). The one live framework check asserts what holds for a
-correct convolution on any host: the adjoint identity. Costs about 10 s (the mutants' workers are NumPy
-processes); the relations over every installed backend run in the nightly (tests/test_relations_full.py).
+relation_mutants.py: NumPy only, no framework import). Costs seconds (the mutants' workers are NumPy processes);
+the relations over every installed backend run in the nightly (tests/test_relations_full.py).
 """
 
 from __future__ import annotations
@@ -188,8 +187,8 @@ def test_each_relation_mutant_is_caught_by_its_own_relation_and_no_other(mutant_
 def test_the_property_table_and_the_gate(mutant_records):
     table = properties(mutant_records)
     cell = table["targets"]["mutant:batch_dependent_kernel-cpu"]["batch"]["float32"]
-    assert cell["property"] == "violated" and cell["max_bound_ratio"] > 1 and cell["case"].endswith("::conv") or \
-        cell["case"].endswith("::transpose")
+    assert cell["property"] == "violated" and cell["max_bound_ratio"] > 1
+    assert cell["case"].rpartition("::")[2] in ("conv", "transpose")
     assert table["targets"]["mutant:thread_dependent_sum-cpu"]["threads"]["float32"]["property"] == "within_bound"
     assert table["targets"]["mutant:thread_dependent_sum-cpu"]["batch"]["float32"]["property"] == "bitwise"
     assert table["targets"]["mutant:flush_to_zero-cpu"]["subnormal"]["float32"]["subnormals"]["inputs"] == "flushed"
@@ -214,16 +213,6 @@ def test_require_fails_the_run_with_one_line_per_unmet_cell(tmp_path, capsys):
     assert table["targets"]["mutant:thread_dependent_sum-cpu"]["threads"]["float32"]["property"] == "within_bound"
     assert cli_main(["run", str(cases), "--backends", "mutant:thread_dependent_sum", "--require", "bogus:threads",
                      "--out", str(tmp_path / "out2")]) == 2
-
-
-def test_torch_transposed_conv_is_its_forward_conv_adjoint():
-    """A correct framework keeps the adjoint identity on any host (its two convs are each within their bounds)."""
-    cases = [make_case(id="conv", **CONV), make_case(id="transpose", **TRANSPOSE)]
-    records: list[Record] = []
-    run_cases(cases, [("torch", "cpu")], records.append, Verdicts(), timeout=120.0,
-              relations=RelationPlan(("adjoint",)))
-    adj = [r for r in records if r.output == "relation:adjoint"]
-    assert len(adj) == 2 and all(r.status in ("pass", "within_bound") for r in adj), [r.message for r in adj]
 
 
 def test_pytest_items_per_relation_and_a_known_relation_issue_is_xfail(pytester):
