@@ -3,16 +3,16 @@
 Kind: wrong-value
 Ask: a fix: take the tf.nn.bias_add shortcut only when x2's values lie on the axis bias_add will use, and tf.add otherwise.
 
-What happens: `keras.ops.add(x, b)` with x of shape (1, 3, 3, 3) and b of shape (1, 3, 1, 1) adds b along the last axis: 18 of 27 elements differ from NumPy broadcasting (integer data, exact). Conv layers with `data_format="channels_first"` add their bias this way, so where the last output length equals `filters` the output and the bias gradient are wrong: Conv2D(3, 3) on a 2x5x5 input gives 18 of 27 outputs off by up to 20, and the bias gradient [108, 117, 126] for [36, 117, 198].
+What happens: `keras.ops.add(x, b)` with x of shape (1, 3, 3, 3) and b of shape (1, 3, 1, 1) adds b along the last axis: 18 of 27 elements differ from NumPy broadcasting. Conv layers with `data_format="channels_first"` add their bias this way, so where the last output length equals `filters` output and bias gradient are wrong: Conv2D(3, 3) on a 2x5x5 input, 18 of 27 outputs off by up to 20.
 
-Expected: NumPy broadcasting (https://numpy.org/doc/stable/user/basics.broadcasting.html), as `tf.add` and Keras' JAX, PyTorch and NumPy backends give.
+Expected: NumPy broadcasting, as `tf.add` and Keras' JAX, PyTorch and NumPy backends give.
 
-Mechanism: `keras/src/backend/tensorflow/numpy.py` `add()` (since #20386; unchanged on master, 2026-08-22) calls `tf.nn.bias_add(x1, squeeze(x2), "NHWC" if x1.shape[-1] == n else "NCHW")` whenever x2 has one axis longer than 1, of length n in {x1.shape[1], x1.shape[-1]}, whichever axis of x2 that is. `base_conv.py` adds a channels_first bias as `ops.add(outputs, reshape(bias, (1, filters, 1, ...)))`.
+Mechanism: `keras/src/backend/tensorflow/numpy.py` `add()` (since #20386; same on master) calls `tf.nn.bias_add(x1, squeeze(x2), "NHWC" if x1.shape[-1] == n else "NCHW")` whenever x2 has one axis longer than 1, of length n in {x1.shape[1], x1.shape[-1]}, whichever axis that is.
 
 Symptoms:
-- Conv1D/Conv2D and transposes, channels_first, with a bias (on CPU where oneDNN runs NCHW).
-- Conv3D/Conv3DTranspose and grouped Conv1D/Conv2D, channels_first, with a bias: every host (XLA-compiled).
-- `keras.ops.add(y, c.reshape(1, C, 1, ...))` after any channels_first conv.
+- Conv1D/Conv2D and transposes, channels_first, with a bias (CPU: where oneDNN runs NCHW).
+- Conv3D/Conv3DTranspose and grouped Conv1D/Conv2D, channels_first, with a bias (every host).
+- `keras.ops.add(y, c.reshape(1, C, 1, ...))` after a channels_first conv.
 """
 import os
 import sys

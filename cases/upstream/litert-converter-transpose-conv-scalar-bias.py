@@ -1,13 +1,13 @@
 """TFLiteConverter folds a scalar add after a bias-less conv2d_transpose into a 1-element TRANSPOSE_CONV bias: NaN with XNNPACK
 
 Kind: wrong-value
-Ask: a fix: broadcast the constant to C_out elements when it becomes the TRANSPOSE_CONV's bias (and, in the XNNPACK delegate, check the bias size as the built-in kernel does).
+Ask: a fix: broadcast the constant to C_out values when it becomes the TRANSPOSE_CONV's bias (and check the bias length in the XNNPACK delegate, as the built-in kernel does).
 
-What happens: `tf.nn.conv2d_transpose` (1 -> 2 channels, 3x3, no bias) followed by `+ 0.5` converts to a TRANSPOSE_CONV whose bias operand has shape [1]. With the XNNPACK delegate (the default) channel 1 is NaN (36 of 72 elements) and channel 0 is right (2e-7); the built-in kernels refuse the model at prepare: "transpose_conv.cc:391 NumElements(bias) != SizeOfDimension(weights, 0) (1 != 2)". One output channel, a conv bias (the scalar is then added to it), and CONV_2D with the same add are right.
+What happens: `tf.nn.conv2d_transpose` (1 -> 2 channels, no bias) followed by `+ 0.5` converts to a TRANSPOSE_CONV whose bias has shape [1]. With XNNPACK (the default) channel 1 is all NaN (36 of 72 elements), channel 0 right; the built-in kernels refuse it at prepare ("transpose_conv.cc:391 NumElements(bias) != SizeOfDimension(weights, 0) (1 != 2)"). One output channel, a conv bias, and CONV_2D are right.
 
-Expected: the values TensorFlow computes for the same function (the bias of TRANSPOSE_CONV has one value per output channel).
+Expected: the values TensorFlow computes for the same function.
 
-Mechanism: the converter's add-into-bias fusion (`tensorflow/compiler/mlir/lite/transforms/optimize.cc`) takes the scalar constant as the bias operand when the TRANSPOSE_CONV has none, without broadcasting it (the exact pattern not located; the shape [1] read from the model); LiteRT's `tflite/delegates/xnnpack/xnnpack_delegate.cc` `VisitTransposeConvNode` (line 6838 on main, f674577) checks only that the bias is 1-D, not that it has C_out values, so XNNPACK reads past the tensor.
+Mechanism: the converter's add-into-bias fusion (`tensorflow/compiler/mlir/lite/transforms/optimize.cc`; the exact pattern not located) keeps the scalar as the bias; LiteRT's `xnnpack_delegate.cc` `VisitTransposeConvNode` (line 6838 on main) checks only that the bias is 1-D, so XNNPACK reads past it.
 """
 import os
 import sys

@@ -3,11 +3,11 @@
 Kind: crash
 Ask: a fix: stop the conversion with the invoke error when the calibrator cannot run the float model, instead of quantizing with ranges it never measured.
 
-What happens: full-integer quantization (representative_dataset, TFLITE_BUILTINS_INT8) of a grouped `tf.nn.conv2d_transpose` with a bias (8 -> 8 channels, 2 groups) converts without an error, though the float TRANSPOSE_CONV that the calibrator runs fails at every invoke ("SizeOfDimension(output, 3) != SizeOfDimension(weights, 0) (8 != 4)"). The int8 model's output scale is garbage, different in every process (2.8e29 to 6.7e35 in five runs; the calibration data give about 0.018), and invoking that model aborts the process (SIGABRT, no message) with XNNPACK and with the reference kernels, or is refused at invoke in some processes.
+What happens: full-integer quantization (representative_dataset, TFLITE_BUILTINS_INT8) of a grouped `tf.nn.conv2d_transpose` with a bias converts without an error, though the float TRANSPOSE_CONV the calibrator runs fails at every invoke ("SizeOfDimension(output, 3) != SizeOfDimension(weights, 0)"). The int8 output scale is garbage, different in every process (2.8e29 to 6.7e35 in five runs; the data give about 0.018), and invoking the model aborts the process (SIGABRT, no message) in most runs, with XNNPACK and the reference kernels.
 
-Expected: a conversion error naming the failed invoke, as the calibrator raises for other invoke failures (https://github.com/tensorflow/tensorflow/issues/44114).
+Expected: a conversion error naming the failed invoke, as for other invoke failures (https://github.com/tensorflow/tensorflow/issues/44114).
 
-Mechanism: not located. The float model's TRANSPOSE_CONV cannot run (TRANSPOSE_CONV has no groups, reported separately); the calibrator (`tensorflow/lite/python/optimize/calibrator.py` `_feed_tensors` -> `CalibrationWrapper::FeedTensor`, which checks the invoke status) raises nothing here, so the failure is lost on the way and the quantizer writes parameters from statistics it never collected.
+Mechanism: not located: `calibrator.py` `_feed_tensors` -> `CalibrationWrapper::FeedTensor` checks the invoke status, yet nothing is raised here, so the quantizer writes parameters from statistics never collected. TRANSPOSE_CONV has no groups (reported separately).
 """
 import os
 os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"

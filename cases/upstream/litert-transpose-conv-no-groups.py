@@ -1,13 +1,13 @@
 """TFLiteConverter turns a grouped conv2d_transpose into a TRANSPOSE_CONV that no LiteRT kernel can run
 
 Kind: valid-refused
-Ask: an error at conversion that names the limitation (TRANSPOSE_CONV has no groups), or a split into one TRANSPOSE_CONV per group, instead of a model that fails at invoke.
+Ask: an error at conversion that names the limitation (TRANSPOSE_CONV has no groups), or one TRANSPOSE_CONV per group, instead of a model that fails at invoke.
 
-What happens: `tf.nn.conv2d_transpose` with a filter of depth C_out / groups (4 -> 6 channels, 2 groups, as for a grouped `tf.nn.conv2d`) runs in TensorFlow where oneDNN takes it (1.5e-6 from a float64 reference) and converts without a word to a TRANSPOSE_CONV with weights (3, 3, 3, 4) and output depth 6. Both the XNNPACK delegate and the reference kernels then refuse it at invoke: "transpose_conv.cc:906 SizeOfDimension(output, 3) != SizeOfDimension(weights, 0) (6 != 3)".
+What happens: `tf.nn.conv2d_transpose` with a filter of depth C_out / groups (4 -> 6 channels, 2 groups), which TensorFlow runs where oneDNN takes it, converts without a word to a TRANSPOSE_CONV with weights (3, 3, 3, 4) and output depth 6. XNNPACK and the reference kernels both refuse it at invoke: "transpose_conv.cc:906 SizeOfDimension(output, 3) != SizeOfDimension(weights, 0) (6 != 3)".
 
-Expected: TRANSPOSE_CONV has no groups (its TransposeConvOptions carry none), so the converter can refuse the op as it refuses other unsupported forms, or emit what runs. Group support itself is asked for in https://github.com/google-ai-edge/LiteRT/issues/105.
+Expected: the converter refuses what the op cannot express (TransposeConvOptions carry no groups), or emits what runs. Group support itself: https://github.com/google-ai-edge/LiteRT/issues/105.
 
-Mechanism: `tensorflow/compiler/mlir/lite/transforms/legalize_patterns.td`, `LegalizeConv2DBackpropInput`, rewrites any NHWC, undilated, SAME/VALID Conv2DBackpropInput to `TFL_TransposeConvOp` (filter transposed {2, 0, 1, 3}) without comparing the filter's output depth with the output's channels.
+Mechanism: `tensorflow/compiler/mlir/lite/transforms/legalize_patterns.td` `LegalizeConv2DBackpropInput` rewrites any NHWC, undilated, SAME/VALID Conv2DBackpropInput to `TFL_TransposeConvOp` without comparing the filter's output depth with the output's channels.
 """
 import os
 import sys

@@ -1,13 +1,13 @@
 """XNNPACK delegate accepts a VALID TRANSPOSE_CONV output_shape the input cannot produce and silently returns another shape
 
 Kind: invalid-accepted
-Ask: an error (or leaving the node to the built-in kernel, which refuses it) where the declared output size is not (input - 1) * stride + kernel + adjustment with 0 <= adjustment < stride.
+Ask: an error (or leaving the node to the built-in kernel, which refuses it) where the declared output size is not (input - 1) * stride + kernel + adjustment, 0 <= adjustment < stride.
 
-What happens: a VALID TRANSPOSE_CONV (input width 5, kernel 3, stride 2: full width 11, so 11 or 12 can be produced) whose output_shape tensor declares width 13 runs under the XNNPACK delegate (the default) without an error and returns width 11; the interpreter resizes the model's output tensor to it. The width returned is full + (declared - kernel) % stride, not a clamp: stride 3, full 15, declared 18 / 19 / 20 / 21 give 15 / 16 / 17 / 15. The built-in kernels refuse the model at prepare ("transpose_conv.cc:316 computed_input_width != SizeOfDimension(input, 2)"), and TensorFlow refuses the same conv2d_transpose.
+What happens: a VALID TRANSPOSE_CONV (input width 5, kernel 3, stride 2: widths 11 or 12 possible) whose output_shape declares 13 runs under the XNNPACK delegate without an error and returns width 11, resizing the model's output tensor. The width is full + (declared - kernel) % stride: stride 3, declared 18/19/20/21 give 15/16/17/15. The built-in kernels refuse it ("transpose_conv.cc:316 computed_input_width != SizeOfDimension(input, 2)").
 
-Expected: the built-in kernel's check: the declared size must be producible from the input.
+Expected: the built-in kernel's check.
 
-Mechanism: `tflite/delegates/xnnpack/xnnpack_delegate.cc`, `CalculateTransposeConvPaddings` (line 1805 on main, f674577, 2026-08-21): the `kTfLitePaddingValid` branch checks only that the output is not smaller than the kernel and sets adjustment = (output - kernel) % stride, never comparing (input - 1) * stride + kernel + adjustment with the declared output; the SAME branch recomputes the input size and declines the node.
+Mechanism: `tflite/delegates/xnnpack/xnnpack_delegate.cc` `CalculateTransposeConvPaddings` (line 1805 on main, f674577): the VALID branch only checks output >= kernel and sets adjustment = (output - kernel) % stride; the SAME branch checks the input size.
 """
 import os
 import sys

@@ -3,16 +3,16 @@
 Kind: wrong-value
 Ask: a fix: give dilation_rows the height dilation and dilation_cols the width one in Conv3DShape, as the kernel does.
 
-What happens: in a `tf.function`, `tf.nn.conv3d` over a 7x8x9 input, 3x3x3 kernel, dilations (1, 2, 3) (D, H, W) gets the static shape (1, 5, 2, 5, 1); the kernel returns (1, 5, 4, 3, 1), as eager execution does. Where the kernel dilated by the other axis' rate does not fit, tracing fails on a valid convolution: 3x3x2 input, kernel 2x2x1, dilations (1, 1, 3) raises "Negative dimension size caused by subtracting 4 from 3", while eager TF returns the right (1, 2, 2, 2, 1). NCDHW alike.
+What happens: in a `tf.function`, `tf.nn.conv3d` over a 7x8x9 input, 3x3x3 kernel, dilations (1, 2, 3) (D, H, W) gets the static shape (1, 5, 2, 5, 1); the kernel returns (1, 5, 4, 3, 1). Where the other axis' dilation does not fit, tracing fails on a valid convolution that eager TF runs ("Negative dimension size caused by subtracting 4 from 3"). NCDHW alike.
 
-Expected: VALID length n - d * (k - 1) per axis, with that axis' own dilation (https://www.tensorflow.org/api_docs/python/tf/nn/conv3d): (1, 5, 4, 3, 1).
+Expected: n - d * (k - 1) per axis with that axis' own dilation (https://www.tensorflow.org/api_docs/python/tf/nn/conv3d).
 
-Mechanism: `tensorflow/core/framework/common_shape_fns.cc`, `Conv3DShape`, reads `dilation_cols = dilations[2]; dilation_rows = dilations[3];` for NDHWC (`[3]`, `[4]` for NCDHW), while it reads the strides in order.
+Mechanism: `tensorflow/core/framework/common_shape_fns.cc` `Conv3DShape` reads `dilation_cols = dilations[2]; dilation_rows = dilations[3];` (NDHWC; `[3]`, `[4]` for NCDHW), the strides in order.
 
 Symptoms:
-- Static shapes (tf.function, SavedModel) of conv3d with different H and W dilations are wrong; the runtime result is right.
-- Where the swapped dilation does not fit, tf.function, XLA (jit_compile) and tf2onnx refuse the valid convolution.
-- TFLiteConverter refuses every conv3d whose H and W dilations differ ("'tf.Conv3D' op inferred type(s) ... are incompatible with return type(s)").
+- Wrong static shapes (tf.function, SavedModel) for different H and W dilations; runtime results right.
+- tf.function, XLA and tf2onnx refuse such a conv3d where the swapped dilation does not fit.
+- TFLiteConverter refuses every such conv3d ("'tf.Conv3D' op inferred type(s) ... are incompatible with return type(s)").
 """
 import os
 import sys

@@ -3,16 +3,16 @@
 Kind: wrong-value
 Ask: a fix: accumulate in float32 and round once, as the half-precision Conv2D forward kernel does.
 
-What happens: on CPU, `tf.nn.conv2d_transpose` in float16 with explicit padding (3x3 kernel, 128 -> 8 channels: 1,152 products per output, positive data) is up to 3.1 ulps from the float64 result of the same inputs, a quarter of the elements more than 1 ulp off; bfloat16 3.2 ulps. The same op in float32, rounded once, is within 0.5 ulp, and so is `tf.nn.conv2d` in float16. Also float16 Conv3D 6.4 ulps, Conv3DBackpropInputV2 3.9, Conv2DBackpropFilter 11.9 (bfloat16 16.2).
+What happens: on CPU, `tf.nn.conv2d_transpose` in float16 with explicit padding (3x3 kernel, 128 -> 8 channels, positive data) is up to 3.1 ulps from the float64 result of the same inputs (bfloat16: 3.2); the same op in float32, rounded once, is within 0.5 ulp, as is `tf.nn.conv2d` in float16. Also measured: float16 Conv3D 6.4 ulps, Conv2DBackpropFilter 11.9 (bfloat16 16.2).
 
-Expected: float32 accumulation and one rounding, as the Conv2D forward kernel ("Use float32 accumulation for bfloat16 to deal with precision accumulation") and oneDNN's half kernels do.
+Expected: float32 accumulation and one rounding, as the Conv2D forward ("Use float32 accumulation for bfloat16 to deal with precision accumulation") and oneDNN do.
 
-Mechanism: `tensorflow/core/kernels/conv_2d.h` specializes `SpatialConvolution` for `Eigen::half` (line 108) and `Eigen::bfloat16` (line 200) to cast to float and back. `conv_grad_input_ops.h` (`Conv2DCustomBackpropInputMatMulFunctor<T>`, line 218; `A.contract(B)`, line 637), the backward-filter kernel and `conv_3d.h` (`CuboidConvolution<CPUDevice, T>`, line 47; `CuboidConvolutionBackwardInput`, line 59) contract in T, so Eigen rounds every partial sum to the half type (TF 2.21.0).
+Mechanism: `tensorflow/core/kernels/conv_2d.h` casts `SpatialConvolution` to float for `Eigen::half` (line 108) and `Eigen::bfloat16` (line 200) only; `conv_grad_input_ops.h` (`Conv2DCustomBackpropInputMatMulFunctor<T>`, line 218), the filter gradient and `conv_3d.h` (`CuboidConvolution<CPUDevice, T>`, line 47) contract in T, rounding every partial sum.
 
 Symptoms:
-- conv2d_transpose and the Conv2D gradients in float16/bfloat16: explicit padding on every CPU (oneDNN never takes it), SAME/VALID where oneDNN does not run the type.
-- Conv3D and conv3d_transpose: float16 on CPUs without AVX512_FP16 or with oneDNN off; bfloat16 with oneDNN off.
-- Keras Conv2DTranspose/Conv3DTranspose, which call these ops.
+- conv2d_transpose and Conv2D gradients: explicit padding on every CPU, SAME/VALID where oneDNN does not run the type.
+- Conv3D, conv3d_transpose: float16 without AVX512_FP16 or oneDNN; bfloat16 without oneDNN.
+- Keras Conv2DTranspose/Conv3DTranspose.
 """
 import os
 import sys

@@ -3,11 +3,11 @@
 Kind: wrong-value
 Ask: a fix: keep such convolutions off oneDNN's brg_conv_fwd:avx512_core (or take a oneDNN with the fix; v3.13.2 still has it).
 
-What happens: with oneDNN on (the default on AVX-512 CPUs), `tf.nn.conv2d` of a 2x4x3x1 NHWC input with a 3x2 kernel, 2 output channels, strides (1, 3), VALID (output width 1) returns 4 of 8 outputs wrong by 20 on small integers, where float32 is exact (AMD EPYC Zen 4, 2026-11-29; up to 1e6, and NaN in bfloat16, on a Xeon). Conv3D (8 of 16) and Keras Conv2D (3 of 8) alike. Batch 1, float64, TF_ENABLE_ONEDNN_OPTS=0 and ONEDNN_MAX_CPU_ISA=AVX2 (brg_conv_fwd:avx2) are right.
+What happens: with oneDNN on (the default on AVX-512 CPUs), `tf.nn.conv2d` of a 2x4x3x1 NHWC input, 3x2 kernel, 2 output channels, strides (1, 3), VALID (output width 1) returns 4 of 8 outputs wrong by 20 on small integers, where float32 is exact (AMD EPYC Zen 4; up to 1e6, NaN in bfloat16, on a Xeon). Conv3D and Keras Conv2D alike. Batch 1, float64, TF_ENABLE_ONEDNN_OPTS=0 and ONEDNN_MAX_CPU_ISA=AVX2 are right.
 
-Expected: the same cross-correlation as in float64 (https://www.tensorflow.org/api_docs/python/tf/nn/conv2d).
+Expected: the float64 result (https://www.tensorflow.org/api_docs/python/tf/nn/conv2d).
 
-Mechanism: ONEDNN_VERBOSE names brg_conv_fwd:avx512_core, mb2_ic1oc2_ih4oh2kh3sh1dh0ph0_iw3ow1kw2sw3dw0pw0, in the oneDNN v3.7.3 TensorFlow 2.21.0 bundles. The same defect reproduces through oneDNN's C API in v3.6.2 and v3.13.2: in `src/cpu/x64/jit_brgemm_conv_utils.cpp`, ow == 1 keeps os blocking (`stride_h == 1 && (ow == 1 || ext_kw <= stride_w)`) on the failing path.
+Mechanism: ONEDNN_VERBOSE names brg_conv_fwd:avx512_core (mb2_ic1oc2_ih4oh2kh3sh1_iw3ow1kw2sw3) in the bundled oneDNN v3.7.3; oneDNN's C API alone is wrong the same way in v3.6.2 and v3.13.2: `src/cpu/x64/jit_brgemm_conv_utils.cpp` keeps os blocking for ow == 1 on the failing path.
 """
 import os
 import sys

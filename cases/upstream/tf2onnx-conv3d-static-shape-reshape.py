@@ -1,13 +1,13 @@
 """Conv3D with different H and W dilations and one output channel converts to a Reshape that ONNX Runtime cannot run
 
 Kind: wrong-value
-Ask: a fix: take the Reshape target from the ONNX Conv's own output shape (or from a runtime Shape, as for dynamic shapes), not from TensorFlow's recorded static shape.
+Ask: a fix: take the Reshape target from the ONNX Conv's own output shape (or a runtime Shape), not from TensorFlow's recorded static shape.
 
-What happens: `tf2onnx.convert.from_function` of `tf.nn.conv3d` (NDHWC, input 5x6x7, kernel 3x3x3, one output channel, dilations (1, 1, 2): width 2) emits Reshape -> Conv -> Reshape, and ONNX Runtime fails at run time: "The input tensor cannot be reshaped to the requested shape. Input shape:{1,1,3,4,3}, requested shape:{1,3,2,5,1}". TensorFlow returns (1, 3, 4, 3, 1). With two output channels tf2onnx keeps a Transpose and the model runs and is right (1.8e-6).
+What happens: `tf2onnx.convert.from_function` of `tf.nn.conv3d` (NDHWC, input 5x6x7, kernel 3, one output channel, width dilation 2) emits Reshape -> Conv -> Reshape, and ONNX Runtime fails: "The input tensor cannot be reshaped to the requested shape. Input shape:{1,1,3,4,3}, requested shape:{1,3,2,5,1}". With two output channels a Transpose stays and the model is right.
 
-Expected: a model with the convolution's shape (1, 3, 4, 3, 1), as ONNX shape inference gives for the Conv it emitted.
+Expected: a model of the convolution's shape (1, 3, 4, 3, 1), which ONNX shape inference gives for the emitted Conv.
 
-Mechanism: `tf2onnx/optimizer/transpose_optimizer.py` `post_optimize_action` (`_calculate_new_shape`, lines 93-107 in 1.17.0 and on main) replaces a Transpose that moves only size-1 axes by a Reshape to a constant built from the shape recorded in the graph. For Conv3D that shape is TensorFlow's traced one, which swaps the H and W dilations (TensorFlow's `Conv3DShape` in common_shape_fns.cc reads `dilation_rows = dilations[3]`).
+Mechanism: `tf2onnx/optimizer/transpose_optimizer.py` `post_optimize_action` (`_calculate_new_shape`, lines 93-107, 1.17.0 and main) replaces a Transpose that moves only size-1 axes by a Reshape to the recorded shape; for Conv3D that is TensorFlow's traced shape, which swaps the H and W dilations (`Conv3DShape` in common_shape_fns.cc).
 """
 import os
 import sys
