@@ -3,11 +3,11 @@
 Kind: invalid-accepted
 Ask: Please raise "output padding must be smaller than either stride or dilation" in the quantized ConvTranspose prepack or op, as the float op does.
 
-What happens: Quantized ConvTranspose1d/2d/3d under fbgemm, x86 and qnnpack accept any output_padding. Kernel 1, stride 1, output_padding 2, x = [3, 2, 3], w = 2, bias 7: fbgemm and x86 return [13, 11, 13, 255, 53] in one call, [13, 11, 13, 7, 7] in the next: the tail is never written. Any other kernel, stride, dilation or padding, and qnnpack in 1-D and 2-D, give the natural extension (the bias). Float F.conv_transpose1d raises.
+What happens: fbgemm, x86 and qnnpack accept any output_padding. Kernel 1, stride 1, output_padding 2, x = [3, 2, 3], w = 2, bias 7: fbgemm and x86 return [13, 11, 13, 255, 53] in one call, [13, 11, 13, 7, 7] in the next; the tail is never written. Other geometries, and qnnpack in 1-D and 2-D, give the bias there. Float F.conv_transpose1d raises.
 
-Expected: output_padding must be smaller than stride or dilation (https://pytorch.org/docs/stable/generated/torch.nn.ConvTranspose1d.html); the float op checks it in slow_conv_transpose2d_shape_check.
+Expected: output_padding must be smaller than stride or dilation (https://pytorch.org/docs/stable/generated/torch.nn.ConvTranspose1d.html).
 
-Mechanism: Neither quantized::conv_transpose1d/2d/3d_prepack (qconv_prepack.cpp) nor PackedConvWeight<kSpatialDim>::apply_impl (qconv.cpp, torch 2.13.0) checks output_padding. The output is allocated uninitialized at the padded size; fbgemm's 1x1 transposed path writes only the positions the input maps to.
+Mechanism: Neither the quantized conv_transpose prepacks (qconv_prepack.cpp) nor PackedConvWeight<kSpatialDim>::apply_impl (qconv.cpp, torch 2.13.0) check output_padding; the output is allocated uninitialized at the padded size, and fbgemm's 1x1 transposed path writes only the positions the input maps to.
 """
 import sys
 

@@ -3,16 +3,16 @@
 Kind: by-design-undocumented
 Ask: Please warn (or raise) where a full-range quantized conv will run a non-VNNI kernel, as this thread proposes, and document reduce_range for the onednn and x86 engines and PT2E.
 
-What happens: Without VNNI, oneDNN and fbgemm add each pair of u8 x s8 products into a saturating int16 (vpmaddubsw). Conv2d with two input channels, x = 255, w = 127, y_scale 1000 gives 33 where (255 * 127 * 2) / 1000 rounds to 65 (oneDNN capped with ONEDNN_MAX_CPU_ISA=AVX2 on an AVX-512 VNNI CPU). Random full-range Conv2d 16 -> 6 3x3: 47 units of y off on 127 of 150 elements; exact with VNNI or reduce_range=True. Yet get_default_qconfig("onednn") and torchao's get_default_x86_inductor_quantization_config() use reduce_range=False.
+What happens: Without VNNI, oneDNN and fbgemm add each pair of u8 x s8 products into a saturating int16 (vpmaddubsw): two channels of x = 255, w = 127 with y_scale 1000 give 33 for 65. Random full-range Conv2d 16 -> 6 3x3 is 47 units of y off; exact with VNNI or reduce_range=True, yet get_default_qconfig("onednn") and torchao's x86 inductor config use reduce_range=False.
 
-Expected: oneDNN documents the saturation and the 7-bit remedy (https://oneapi-src.github.io/oneDNN/dev_guide_int8_computations.html); torch's defaults should apply it, or say so, where the kernel lacks VNNI.
+Expected: oneDNN documents the saturation and its 7-bit remedy (https://oneapi-src.github.io/oneDNN/dev_guide_int8_computations.html).
 
-Mechanism: oneDNN's jit_uni_int8_1x1:avx2 and brgconv_1x1:avx512_core kernels, and fbgemm's AVX2 u8s8 kernels (chosen from CPUID); torch's default qconfigs do not set reduce_range from the kernel that will run.
+Mechanism: oneDNN's jit_uni_int8_1x1:avx2 and brgconv_1x1:avx512_core kernels and fbgemm's AVX2 u8s8 kernels; torch's default qconfigs do not set reduce_range from the kernel that will run.
 
 Symptoms:
-onednn and x86 engines and PT2E's onednn::qconv_pointwise, Conv1d/2d/3d: oneDNN without VNNI.
+onednn and x86 engines and PT2E's onednn::qconv_pointwise, Conv1d/2d/3d: oneDNN without VNNI (or ONEDNN_MAX_CPU_ISA=AVX2).
 onednn and x86 engines, ConvTranspose1d/2d/3d: oneDNN's deconvolution without VNNI.
-fbgemm, and x86 where it runs fbgemm: CPUs without AVX512-VNNI (CPUID; the ISA cap does not reach it).
+fbgemm, and x86 where it runs fbgemm: CPUs without AVX512-VNNI.
 """
 import os
 os.environ["ONEDNN_MAX_CPU_ISA"] = "AVX2"  # oneDNN's kernels without VNNI, as on an AVX2-only CPU
