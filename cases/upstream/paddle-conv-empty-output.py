@@ -1,18 +1,18 @@
 """conv with no valid output position: conv2d returns a negative shape, channels-last conv dies by SIGFPE, the 1-D backward raises
 
 Kind: crash
-Ask: a fix: refuse negative output lengths, and return 0-length outputs (with zero gradients) without the GEMM in every layout.
+Ask: a fix: refuse negative output lengths; return 0-length outputs without the GEMM in every layout.
 
-What happens: F.conv2d of a 4x4 input with a 7x7 kernel returns shape [1, 2, -2, -2]; y.numpy() segfaults. A 0-length output (conv1d, length 6, kernel 7) comes back in NCL after MKL prints "Parameter 11 was incorrect on entry to cblas_sgemm", and is a SIGFPE in NLC (NHWC alike).
+What happens: F.conv2d of a 4x4 input with a 7x7 kernel returns shape [1, 2, -2, -2] (y.numpy() segfaults). A 0-length output works in NCL but is a SIGFPE in NLC/NHWC.
 
-Expected: an error for a negative length ("The output's size is expected to be greater than 0", ConvOutSize in conv_util.h); 0-length outputs work since PR #73691 / #73698.
+Expected: an error for a negative length, as ConvOutSize (conv_util.h) gives; 0-length outputs are supported since PR #73691.
 
-Mechanism: ConvInferMeta (paddle/phi/infermeta/binary.cc) sets (in + pads - dkernel) / stride + 1 unchecked. ConvKernelImpl (paddle/phi/kernels/impl/conv_kernel_impl.h) returns early only for an empty input or filter: an empty output reaches blas.MatMul with a zero dimension and, channels-last, funcs::Transpose (division by zero).
+Mechanism: ConvInferMeta (paddle/phi/infermeta/binary.cc) sets the length unchecked. ConvKernelImpl (conv_kernel_impl.h) returns early only for an empty input or filter, so an empty output reaches blas.MatMul and, channels-last, funcs::Transpose (division by zero).
 
 Symptoms:
-conv1d/2d/3d with no valid output: a negative shape, SIGFPE (channels-last) or an empty tensor
-conv*d_transpose cropping the whole output: a 0-size tensor; the 1-D backward raises "Resize is only supported for contiguous Tensor"
-Paddle Inference: 0-size tensors too; conv1d_transpose + bias under oneDNN raises std::exception
+conv1d/2d/3d with no valid output: a negative shape, SIGFPE or an empty tensor
+conv*d_transpose cropping the whole output: a 0-size tensor; the 1-D backward raises
+Paddle Inference: the same 0-size tensors
 """
 import sys
 import paddle

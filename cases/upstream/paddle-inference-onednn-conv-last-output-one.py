@@ -1,13 +1,13 @@
 """[Inference][oneDNN] float32 conv2d returns wrong values when the output width is 1 after a stride > 1 (oneDNN brg_conv_fwd:avx512_core)
 
 Kind: wrong-value
-Ask: a fix: keep such convolutions off oneDNN's brg_conv_fwd:avx512_core until oneDNN fixes it (3.13.2 still has it).
+Ask: a fix: keep such convolutions off brg_conv_fwd:avx512_core until oneDNN fixes it.
 
-What happens: a saved nn.Conv2D(1, 2, (3, 2), stride=(1, 3)) on a 2x1x4x3 input, run by a CPU predictor (oneDNN on by default), returns 4 of 8 outputs wrong on AVX-512 CPUs (AMD EPYC Zen 4, Xeon), with small integers where float32 is exact; the wrong values depend on memory contents (up to 6.5e15). Right with config.disable_mkldnn(), float64, ONEDNN_MAX_CPU_ISA=AVX2, stride_h 2 or one output row.
+What happens: A saved nn.Conv2D(1, 2, (3, 2), stride=(1, 3)) run by a CPU predictor (oneDNN on by default) returns 4 of 8 outputs wrong on AVX-512 CPUs, exact integers expected. Right with disable_mkldnn(), float64, ONEDNN_MAX_CPU_ISA=AVX2, or stride_h 2.
 
-Expected: the cross-correlation of paddle.nn.Conv2D (https://www.paddlepaddle.org.cn/documentation/docs/en/api/paddle/nn/Conv2D_en.html).
+Expected: the cross-correlation of paddle.nn.Conv2D.
 
-Mechanism: ONEDNN_VERBOSE names brg_conv_fwd:avx512_core (mb2_ic1oc2_ih4oh2kh3sh1_iw3ow1kw2sw3). oneDNN's C API alone is wrong the same way, in the bundled v3.6.2 and in v3.13.2. In src/cpu/x64/jit_brgemm_conv_utils.cpp, ow == 1 takes the failing path: init_conf keeps is_os_blocking for `stride_h == 1 && (ow == 1 || ext_kw <= stride_w)`, and estimate_brgemm_ur scales LDA by ext_kw when ow == 1. Likely the family of pytorch/pytorch#169688.
+Mechanism: ONEDNN_VERBOSE names brg_conv_fwd:avx512_core; oneDNN's C API alone is wrong the same way, in the bundled v3.6.2 and in v3.13.2. In jit_brgemm_conv_utils.cpp, ow == 1 keeps is_os_blocking when stride_h == 1 and scales LDA by ext_kw (estimate_brgemm_ur). Likely the family of pytorch/pytorch#169688.
 """
 import sys
 import tempfile

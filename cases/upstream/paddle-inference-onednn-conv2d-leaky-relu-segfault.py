@@ -1,13 +1,13 @@
 """[Inference][oneDNN] create_predictor segfaults on Conv2D followed by LeakyReLU (conv_activation_mkldnn_fuse_pass, negative_slope is a double)
 
 Kind: crash
-Ask: a fix: convert negative_slope to the float fuse_alpha in the leaky_relu pattern of conv_activation_mkldnn_fuse_pass.
+Ask: a fix: convert negative_slope to the float fuse_alpha in the leaky_relu pattern.
 
-What happens: a saved nn.Sequential(Conv2D, BatchNorm2D, LeakyReLU(0.1)) kills the process with SIGSEGV in paddle.inference.create_predictor on the CPU (oneDNN on, the default), in FusedConv2dOp::Build -> pir::FloatAttribute::data(). The same for conv2d -> leaky_relu with or without a bias, conv2d -> add(per-channel) -> leaky_relu, float64, and switch_ir_optim(False). config.disable_mkldnn() matches eager. conv1d, conv3d, conv2d_transpose, and a divide or multiply before the leaky_relu run.
+What happens: A saved nn.Sequential(Conv2D, BatchNorm2D, LeakyReLU(0.1)) kills the process with SIGSEGV in create_predictor (CPU, oneDNN on by default), also for conv2d -> leaky_relu, float64, and switch_ir_optim(False). config.disable_mkldnn() matches eager.
 
 Expected: a predictor whose output equals the eager model's.
 
-Mechanism: ConvLeakyReluFusePattern (paddle/fluid/pir/transforms/onednn/conv_activation_mkldnn_fuse_pass.cc) writes {"fuse_alpha", pat.Attr("negative_slope")}. Since PR #75547 negative_slope is a double, fuse_alpha a float: FusedConv2dOp::Build casts the DoubleAttribute to pir::FloatAttribute, gets null and calls data(). A batch norm or per-channel add before the activation is first folded into the conv.
+Mechanism: ConvLeakyReluFusePattern (paddle/fluid/pir/transforms/onednn/conv_activation_mkldnn_fuse_pass.cc) writes {"fuse_alpha", pat.Attr("negative_slope")}. Since PR #75547 negative_slope is a double: FusedConv2dOp::Build casts it to pir::FloatAttribute, gets null and calls data(). A batch norm before the activation is folded into the conv first.
 """
 import sys
 import tempfile

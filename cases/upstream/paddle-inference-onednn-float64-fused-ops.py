@@ -1,20 +1,19 @@
 """[Inference][oneDNN] float64 models: fused activations and scales are silently dropped, other fused ops have no float64 kernel
 
 Kind: wrong-value
-Ask: a fix: keep the oneDNN fuse passes off float64 ops, or make the CPU fallback kernels apply what was fused.
+Ask: a fix: keep the oneDNN fuse passes off float64 ops.
 
-What happens: a saved float64 program run by a CPU predictor (oneDNN on by default) returns relu(x + c) as x + c and (x * c) * 3 as x * c; relu(conv2d_transpose(x, w, b)) returns the pre-activation values. Other float64 models are refused. float32, eager Paddle and config.disable_mkldnn() are right.
+What happens: A saved float64 program run by a CPU predictor (oneDNN on by default) returns relu(x + c) as x + c and (x * c) * 3 as x * c. float32 and disable_mkldnn() are right.
 
 Expected: the values eager Paddle computes.
 
-Mechanism: elementwise_act_onednn_fuse_pass and operator_scale_onednn_fuse_pass (paddle/fluid/pir/transforms/onednn/) build onednn_op.fused_elementwise_* with fuse_activation / fused_output_scale for any dtype. oneDNN's kernels are float32/bfloat16/int8 only, so float64 falls back to paddle/phi/kernels/legacy/cpu/fused_elementwise_kernel.cc, whose kernels mark those attributes UNUSED. #47357 was this defect in the pre-PIR pass; PR #72405 made another PIR pass skip float64.
+Mechanism: elementwise_act_onednn_fuse_pass and operator_scale_onednn_fuse_pass build onednn_op.fused_elementwise_* for any dtype; oneDNN has no float64 kernel, so the op falls back to paddle/phi/kernels/legacy/cpu/fused_elementwise_kernel.cc, which marks fuse_activation and fused_output_scale UNUSED. #47357 was this defect before PIR.
 
 Symptoms:
-an elementwise op, then an activation (relu, relu6, leaky_relu, clamp, tanh, sigmoid, gelu, hardswish): the activation dropped
-an elementwise op, then a multiply by a Python scalar: the scalar dropped
-conv1d/2d/3d with a bias or an activation: refused, "Ctx should have corresponding OpInfo pd_op.fused_conv2d"
-NHWC/NLC conv_transpose with a bias: refused, pd_op.conv2d_transpose_bias has no float64 kernel
-conv2d or conv2d_transpose, then batch_norm: refused, the fold writes float32 parameters
+an elementwise op, then an activation or a scalar multiply: dropped
+conv with a bias or an activation: refused (pd_op.fused_conv2d)
+NHWC conv_transpose with a bias: refused (conv2d_transpose_bias)
+conv or conv_transpose, then batch_norm: refused (a float32 fold)
 """
 import sys
 import tempfile

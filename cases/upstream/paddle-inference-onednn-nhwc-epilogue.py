@@ -1,18 +1,18 @@
 """Channels-last models under oneDNN (3.3.1, PIR): the op after the conv reads NCHW dims, so a bias lands on W when W == C
 
 Kind: wrong-value
-Ask: a fix: rotate the conv output back to channels-last (or keep the next op off oneDNN) before an op that reads it; #43105 in Paddle 3.3.1's PIR passes.
+Ask: a fix: rotate the conv output back before the next op reads it (#43105, in the PIR passes).
 
-What happens: a saved Conv3D(2, 3, (1, 1, 3), data_format="NDHWC") with bias [100, 200, 300], run by a CPU predictor (oneDNN on by default), adds the bias along W instead of C where the output width equals C_out (3 here): each row gets one bias value. Eager Paddle and config.disable_mkldnn() are right.
+What happens: A saved Conv3D(2, 3, (1, 1, 3), data_format="NDHWC") with bias [100, 200, 300], output width 3, adds the bias along W on the CPU predictor (oneDNN on by default). disable_mkldnn() is right.
 
-Expected: the eager values and shapes.
+Expected: the eager values.
 
-Mechanism: oneDNN kernels keep a channels-last tensor in [N, C, ...] dims and rotate it back only before a non-oneDNN op or the fetch (#38126). onednn_placement_pass (paddle/fluid/pir/transforms/onednn/) also puts the bias add, elementwise ops and squeeze on oneDNN, so they read [N, C, D, H, W] dims and broadcast the (1, 1, 1, 1, C) bias along W. config.delete_pass("onednn_placement_pass") fixes every symptom measured.
+Mechanism: oneDNN keeps channels-last tensors in [N, C, ...] dims and rotates back only before a non-oneDNN op (#38126). onednn_placement_pass also puts the bias add, elementwise ops and squeeze on oneDNN; deleting it fixes every case below.
 
 Symptoms:
-a channels-last conv, then a bias or elementwise op, W_out == C_out: wrong values, right shape
-the same, W_out != C_out: "Broadcast dimension mismatch ... X = [1, 4, 3, 3] and Y = [1, 1, 1, 4]", a wrong shape, or std::exception
-a depthwise NLC conv1d_transpose: the output in (N, 1, C, L) dims
+a bias or elementwise op after a channels-last conv, W == C: wrong values
+the same, W != C: "Broadcast dimension mismatch" or a wrong shape
+a depthwise NLC conv1d_transpose: output in (N, 1, C, L) dims
 """
 import tempfile
 import numpy as np

@@ -1,18 +1,18 @@
 """padding='SAME' silently drops the dilation in conv and conv_transpose: please document it or warn
 
 Kind: by-design-undocumented
-Ask: a sentence in the conv docs that padding='SAME' ignores the dilation, or a warning (or error) when they meet.
+Ask: a sentence in the conv docs that padding='SAME' ignores the dilation, or a warning.
 
-What happens: F.conv1d(x, w, padding='SAME', dilation=2) returns exactly the undilated F.conv1d(x, w, padding='SAME'), where the SAME padding written out (padding=[2, 2], dilation=2) gives the dilated result. No error or warning.
+What happens: F.conv1d(x, w, padding='SAME', dilation=2) returns the undilated F.conv1d(x, w, padding='SAME'); the same padding written out gives the dilated result. No error or warning.
 
-Expected: SAME pads for the dilated kernel, d * (k - 1) + 1 wide, as tf.nn.convolution, torch padding='same' and ONNX SAME_UPPER do. Paddle's docs call 'SAME' only "the padding algorithm" (https://www.paddlepaddle.org.cn/documentation/docs/en/api/paddle/nn/functional/conv1d_en.html).
+Expected: SAME pads for the dilated kernel, as tf.nn.convolution, torch and ONNX do; Paddle's docs call 'SAME' only "the padding algorithm".
 
-Mechanism: UpdatePaddingAndDilation (paddle/phi/kernels/cpu/conv_util.h) sets every dilation to 1 under "SAME", on purpose; the conv, conv_transpose, gradient and oneDNN kernels call it. Paddle-TRT treats the pair apart (PR #36474, #38999); Paddle2ONNX refuses it (Paddle2ONNX#1356).
+Mechanism: UpdatePaddingAndDilation (paddle/phi/kernels/cpu/conv_util.h) sets every dilation to 1 under "SAME", on purpose. Paddle-TRT (PR #38999) and Paddle2ONNX (#1356) handle the pair apart.
 
 Symptoms:
-conv1d/2d/3d and their transposes, with or without output_size: the undilated result
-their input and weight gradients: the undilated convolution's
-Paddle Inference: the same; with oneDNN some such models with a bias are refused first
+conv1d/2d/3d and their transposes, with or without output_size
+their input and weight gradients
+Paddle Inference (with oneDNN some such models with a bias are refused first)
 """
 import sys
 import numpy as np

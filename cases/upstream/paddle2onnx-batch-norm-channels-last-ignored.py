@@ -1,13 +1,13 @@
 """BatchNorm with data_format NLC / NHWC / NDHWC is exported as a BatchNormalization over the wrong axis (no Transpose)
 
 Kind: wrong-value
-Ask: a fix: transpose to channels-first around the BatchNormalization, or raise for channels-last as before PR #449.
+Ask: a fix: transpose around the BatchNormalization, or raise for channels-last.
 
-What happens: paddle.onnx.export of BatchNorm1D(4, data_format="NLC") writes one BatchNormalization on the (N, L, C) input, with no Transpose, so the per-channel scale lands on the length axis. With L == C the model runs and is silently wrong (below); with L != C ONNX Runtime refuses it ("Invalid input scale: 0th dimension != 7"). NHWC and NDHWC alike.
+What happens: Exporting BatchNorm1D(4, data_format="NLC") writes one BatchNormalization on the (N, L, C) input, so the scale lands on L. With L == C the model is silently wrong; otherwise ONNX Runtime refuses it.
 
-Expected: Paddle's values; ONNX BatchNormalization takes channels on axis 1 (https://onnx.ai/onnx/operators/onnx__BatchNormalization.html).
+Expected: Paddle's values; ONNX BatchNormalization takes channels on axis 1.
 
-Mechanism: BatchNormMapper (paddle2onnx/mapper/nn/batch_norm.h) reads data_format in its PIR constructor, but BatchNormMapper::Opset7 (batch_norm.cc) never uses it. An older version asserted NCHW ("not supported by ONNX", PR #449).
+Mechanism: BatchNormMapper (paddle2onnx/mapper/nn/batch_norm.h) reads data_format in its PIR constructor, but Opset7 (batch_norm.cc) never uses it. An older version asserted NCHW (PR #449).
 """
 import tempfile
 import numpy as np

@@ -1,13 +1,13 @@
 """[PIR] F.leaky_relu is exported with a garbage LeakyRelu alpha: LeakyReluMapper reads "alpha", the PIR op calls it "negative_slope"
 
 Kind: wrong-value
-Ask: a fix: read negative_slope (a double since Paddle PR #75547) in LeakyReluMapper for PIR programs, and initialize alpha_.
+Ask: a fix: read negative_slope in LeakyReluMapper for PIR programs, and initialize alpha_.
 
-What happens: paddle.onnx.export of F.leaky_relu(x, negative_slope=0.1) (PIR) writes a LeakyRelu whose alpha changes from run to run: -2.1e-27, -58.2 and -6.8e10 in three runs here, 0.0 and 2.05e34 on other machines. Negative inputs come out scaled by that value; positive ones and eager Paddle are right.
+What happens: Exporting F.leaky_relu(x, negative_slope=0.1) writes a LeakyRelu whose alpha changes from run to run (-2.1e-27, -58.2, -6.8e10 here; 0.0, 2.05e34 elsewhere).
 
-Expected: alpha = negative_slope (https://onnx.ai/onnx/operators/onnx__LeakyRelu.html).
+Expected: alpha = negative_slope.
 
-Mechanism: LeakyReluMapper (paddle2onnx/mapper/activation/activation.h) declares `float alpha_;` and fills it with GetAttr("alpha"); a PIR pd_op.leaky_relu has only "negative_slope", so nothing is written. #1646 / PR #1647 make GetOpAttr(float*) accept a DoubleAttribute; that fixes attributes read under their own name (epsilon), not this one: the lookup by "alpha" still finds nothing.
+Mechanism: LeakyReluMapper (paddle2onnx/mapper/activation/activation.h) declares `float alpha_;` and fills it with GetAttr("alpha"), but pd_op.leaky_relu has only "negative_slope" (a double since Paddle PR #75547), so nothing is written. PR #1647 (for #1646) accepts a DoubleAttribute in GetOpAttr(float*); the lookup by "alpha" still finds nothing.
 """
 import sys
 import tempfile
