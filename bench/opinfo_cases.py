@@ -9,8 +9,10 @@ match the weight. Running the file through convdiff checks that no known issue's
 it does not explain (a "known issue now passes" hint on a case invalid for another reason, a route the
 bug is not on).
 
-    .venv/bin/python bench/opinfo_cases.py -o reports/bench/opinfo.yaml
-    .venv/bin/convdiff run reports/bench/opinfo.yaml --out reports/bench/opinfo
+    .venv/bin/python bench/opinfo_cases.py -o reports/bench/opinfo.yaml [--hints]
+
+`--hints` then runs each case where a known issue that does not allow a pass selects it, and lists the
+"known issue now passes (fixed upstream?)" hints: none should be false.
 """
 
 from __future__ import annotations
@@ -100,9 +102,31 @@ def cases() -> tuple[list[dict[str, Any]], Counter]:
     return found, skipped
 
 
+def hints(path: Path) -> list[str]:
+    """Run each OpInfo case on the installed backends for which a known issue that does not allow a pass selects
+    it, and return the "known issue now passes (fixed upstream?)" hints: `entry case backend`."""
+    from backends.registry import installed_backends
+    from harness.execution.runner import run_cases
+    from harness.judge.known_issues import load_known_issues, project_known_issues
+    from harness.judge.verdict import Verdicts
+    from harness.model.loader import load_cases
+
+    known = load_known_issues(project_known_issues())
+    loaded = load_cases([str(path)])
+    pairs = {(c.id, b) for c in loaded for b in installed_backends()
+             if any("pass" not in e.status for e in known.candidates(c, b, "cpu"))}
+    backends = sorted({b for _, b in pairs})
+    records: list = []
+    run_cases([c for c in loaded if any(i == c.id for i, _ in pairs)], [(b, "cpu") for b in backends], records.append,
+              Verdicts(known), timeout=120.0, select=lambda b, c: (c.id, b) in pairs)
+    return [f"{r.known_issue} {r.case_id} {r.backend}" for r in records if r.fixed_upstream]
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("-o", "--out", default="reports/bench/opinfo.yaml")
+    p.add_argument("--hints", action="store_true", help="then run them where a known issue selects them and print "
+                   "the 'known issue now passes' hints")
     args = p.parse_args()
     found, skipped = cases()
     path = Path(args.out)
@@ -111,6 +135,10 @@ def main() -> int:
                     + "".join(f"  - {json.dumps(f)}\n" for f in found), encoding="utf-8")
     print(f"{path}: {len(found)} cases ({sum(1 for f in found if f.get('expect') == 'invalid')} invalid); left out: "
           + ", ".join(f"{n} {why}" for why, n in skipped.most_common()))
+    if args.hints:
+        found_hints = hints(path)
+        print(f"{len(found_hints)} 'known issue now passes (fixed upstream?)' hint(s)"
+              + "".join(f"\n  {h}" for h in found_hints))
     return 0
 
 

@@ -54,9 +54,10 @@ K_TARGETS = (8, 16, 32, 64, 128, 256)  # accumulation lengths around which kerne
 # it; an adapter that states SAME as explicit pads hands torch a valid call), so no backend could
 # be expected to reject it: every result would be a false accepted_invalid.
 INVALID_CLASSES = ("kernel_reach", "groups_not_dividing", "output_padding_ge_max")
-# Invalid numbers the schema refuses (sizes, stride or dilation below 1): an input error for
-# any case, even one marked `expect: invalid`, so no backend is ever asked to run them.
-SCHEMA_INVALID_CLASSES = ("zero_size", "negative_size", "stride_zero", "dilation_zero")
+# Invalid numbers the schema refuses (sizes, and stride or dilation below 1 where it bounds them): an input
+# error for any case, even one marked `expect: invalid`, so no backend is ever asked to run them.
+SCHEMA_INVALID_CLASSES = ("zero_size", "negative_size", *(f"{name}_zero" for name in ("stride", "dilation")
+                                                          if any(hasattr(m, "ge") for m in CaseModel.model_fields[name].metadata)))
 PADDING_FORMS = ("int", "per_dim", "pairs", *PADDING_MODES)
 MAX_ATTEMPTS = 50
 EPILOGUE_SHARE, EPILOGUE_SHARE_FOLDED = 0.25, 0.45  # about 40% of valid configs in all
@@ -75,8 +76,8 @@ def _choices(name: str) -> tuple:
 
 
 def _minimum(name: str) -> int:
-    """The `ge` bound the schema puts on an integer field."""
-    return next(m.ge for m in CaseModel.model_fields[name].metadata if hasattr(m, "ge"))
+    """The `ge` bound the schema puts on an integer field (1 where it puts none: a valid convolution's)."""
+    return next((m.ge for m in CaseModel.model_fields[name].metadata if hasattr(m, "ge")), 1)
 
 
 OPS, LAYOUTS, DATA_KINDS = _choices("op"), _choices("layout"), _choices("data")

@@ -3,8 +3,10 @@
 For each entry, on the installed targets it names (CPU), fresh cases are drawn inside its selector (the
 corpus cases it selects, random draws with the values it names, their neighbours) and just outside it
 (neighbours of those that leave it), at most --per-entry of each; all of them run in one go, judged with
-every known issue (first match wins, as always). Then, on the results of targets whose host facts the
-entry's `host:` accepts (an entry for another CPU does not apply here):
+every known issue (first match wins, as always). Then, on every result of the targets whose host facts the
+entry's `host:` accepts (an entry for another CPU does not apply here), the cases drawn for the other
+entries of those targets included, each inside or outside the selector as it matches it (route and host
+facts as the result has them):
 
 - too broad: a case it selects passes (and `pass` is not among its statuses: the "fixed upstream?" hint
   it would give), or fails with a status it does not list;
@@ -26,6 +28,7 @@ import json
 import re
 import sys
 import time
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,7 +44,7 @@ from harness.execution.host import cpu_facts, merged
 from harness.execution.records import FAILING, Record
 from harness.judge.known_issues import INVALID_OUTCOMES, KnownIssue, KnownIssues, layered
 from harness.judge.rules import Fit, Rule, learn
-from harness.model.case import Case
+from harness.model.case import OUTPUTS, Case
 from harness.model.features import FeatureTable
 from harness.model.loader import load_cases
 
@@ -103,8 +106,13 @@ def targets_of(entry: KnownIssue, installed: Sequence[str]) -> list[str]:
 
 
 def _output(entry: KnownIssue) -> str:
-    want = entry.cases.get("output", "out")
-    return want if isinstance(want, str) and "*" not in want else "out"
+    """The output an entry's results are judged on: the first it names (`grad_*`: grad_input)."""
+    wants = entry.cases.get("output", "out")
+    for want in wants if isinstance(wants, list) else [wants]:
+        found = [o for o in OUTPUTS if fnmatch.fnmatchcase(o, str(want))]
+        if found:
+            return "grad_input" if "grad_input" in found else found[0]
+    return "out"
 
 
 def _kind(entry: KnownIssue) -> str:
@@ -160,17 +168,22 @@ def _shape(rec: Record) -> tuple:
     return (rec.status, rec.diagnosis, _DIGITS.sub("#", rec.message or "")[:60])
 
 
-def judge_entry(entry: KnownIssue, check: EntryCheck, records: Sequence[Record], inside_ids: set[str],
+def judge_entry(entry: KnownIssue, check: EntryCheck, records: Sequence[Record], cases: dict[str, Case],
                 host: dict[str, dict[str, Any]]) -> None:
-    """Fill `check` from the results of the entry's cases (the module doc)."""
+    """Fill `check` from every result on the entry's targets (the module doc): its own cases', and those drawn
+    for the other entries of the same targets, each inside or outside its selector as it matches them."""
     output = _output(entry)
     applicable = [t for t in check.targets if entry.host_matches(merged(cpu_facts(), host.get(f"{t}-cpu")))]
     if not applicable:
         check.applies = check.applies or "its host selector does not match this host's facts"
         return
-    mine = [r for r in records if r.backend in applicable and r.output == output and r.status != "unsupported"]
-    for r in mine:
-        (check.inside if f"{r.file}::{r.case_id}" in inside_ids else check.outside).append(r)
+    for r in records:
+        if r.backend not in applicable or r.output != output or r.status == "unsupported":
+            continue
+        case = cases[f"{r.file}::{r.case_id}"]
+        facts = merged(cpu_facts(), host.get(f"{r.backend}-cpu"))
+        inside = entry.matches(case, r.backend, r.device, facts, output, r.params, r.path)
+        (check.inside if inside else check.outside).append(r)
     failures = {_shape(r) for r in check.inside if r.status in entry.status and r.status in FAILING}
     for r in check.inside:
         if r.status in ("pass", "within_bound"):
@@ -213,7 +226,6 @@ def check_entries(entries: Sequence[KnownIssue], known: KnownIssues, per_entry: 
     named on the command line (a plugin's module:Class) that count as installed."""
     installed = list(dict.fromkeys([*installed_backends(), *extra]))
     corpus = load_cases([str(Path(__file__).resolve().parents[3] / "cases")])
-    pool = Pool(seed)
     checks: list[EntryCheck] = []
     plans: list[tuple[EntryCheck, KnownIssue, set[str], list]] = []
     for e in entries:
@@ -222,7 +234,7 @@ def check_entries(entries: Sequence[KnownIssue], known: KnownIssues, per_entry: 
         if not c.targets:
             c.applies = "names no installed CPU target"
             continue
-        inside, outside = sample(e, c.targets[0], corpus, pool, per_entry)
+        inside, outside = sample(e, c.targets[0], corpus, Pool(seed, tag=f"{zlib.crc32(e.id.encode()):08x}_"), per_entry)
         ids = {key(_case(x)) for x in inside}
         plans.append((c, e, ids, inside + outside))
         log(f"{e.id}: {len(inside)} inside, {len(outside)} just outside, on {', '.join(c.targets)}")
@@ -238,10 +250,8 @@ def check_entries(entries: Sequence[KnownIssue], known: KnownIssues, per_entry: 
         runs.run(batch, select=lambda b, case: b in wanted.get(key(case), ()))
     finally:
         runs.stop()
-    for c, e, ids, items in plans:
-        keys = {key(_case(x)) for x in items}
-        records = [r for r in runs.records if f"{r.file}::{r.case_id}" in keys]
-        judge_entry(e, c, records, ids, runs.info.host_facts)
+    for c, e, _, _ in plans:
+        judge_entry(e, c, runs.records, runs.cases, runs.info.host_facts)
     runs.write_outputs(argv)
     return checks
 

@@ -52,13 +52,14 @@ def _choice(rnd: random.Random, want: Any) -> Any:
 class Pool:
     """Fresh configurations for one command (the module doc)."""
 
-    def __init__(self, seed: int, file: str = CASES_FILE) -> None:
-        self.seed, self.file = seed, file
+    def __init__(self, seed: int, file: str = CASES_FILE, tag: str = "") -> None:
+        """`tag`: a prefix of the ids (a known issue's own pool draws the same cases whatever is checked beside it)."""
+        self.seed, self.file, self.tag = seed, file, tag
         self.k = 0
 
     def _name(self) -> str:
         self.k += 1
-        return f"scope_{self.seed}_{self.k}"
+        return f"scope_{self.seed}_{self.tag}{self.k}"
 
     def random(self, n: int, kind: str = "valid", want: dict[str, Any] | None = None,
                keep: Callable[[Config], bool] | None = None, tries: int = 0) -> list[Config]:
