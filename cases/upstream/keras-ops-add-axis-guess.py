@@ -1,17 +1,16 @@
 """keras.ops.add on the TensorFlow backend adds a (1, C, 1, 1) tensor along the last axis when that axis also has length C
 
 Kind: wrong-value
-Ask: a fix: take the tf.nn.bias_add shortcut only when x2's values lie on the axis bias_add will use, and tf.add otherwise.
+Ask: a fix: use tf.nn.bias_add only when x2's values lie on the axis it adds along.
 
-What happens: `keras.ops.add(x, b)` with x of shape (1, 3, 3, 3) and b of shape (1, 3, 1, 1) adds b along the last axis: 18 of 27 elements differ from NumPy broadcasting. Conv layers with `data_format="channels_first"` add their bias this way, so where the last output length equals `filters` output and bias gradient are wrong: Conv2D(3, 3) on a 2x5x5 input, 18 of 27 outputs off by up to 20.
+What happens: `keras.ops.add(x, b)` with x of shape (1, 3, 3, 3) and b of shape (1, 3, 1, 1) adds b along the last axis: 18 of 27 elements differ from NumPy broadcasting. Channels_first conv layers add their bias this way, so where the last output length equals `filters`, output and bias gradient are wrong.
 
-Expected: NumPy broadcasting, as `tf.add` and Keras' JAX, PyTorch and NumPy backends give.
+Expected: NumPy broadcasting, as `tf.add` and Keras' other backends give.
 
-Mechanism: `keras/src/backend/tensorflow/numpy.py` `add()` (since #20386; same on master) calls `tf.nn.bias_add(x1, squeeze(x2), "NHWC" if x1.shape[-1] == n else "NCHW")` whenever x2 has one axis longer than 1, of length n in {x1.shape[1], x1.shape[-1]}, whichever axis that is.
+Mechanism: `keras/src/backend/tensorflow/numpy.py` `add()` (since #20386) calls `tf.nn.bias_add(x1, squeeze(x2), "NHWC" if x1.shape[-1] == n else "NCHW")` when x2 has one axis longer than 1, of length n in {x1.shape[1], x1.shape[-1]}, whichever axis that is.
 
 Symptoms:
-- Conv1D/Conv2D and transposes, channels_first, with a bias (CPU: where oneDNN runs NCHW).
-- Conv3D/Conv3DTranspose and grouped Conv1D/Conv2D, channels_first, with a bias (every host).
+- channels_first conv layers with a bias (Conv3D and grouped: every host; others: where oneDNN runs NCHW).
 - `keras.ops.add(y, c.reshape(1, C, 1, ...))` after a channels_first conv.
 """
 import os
