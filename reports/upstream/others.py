@@ -105,6 +105,8 @@ def _same(a: np.ndarray | None, b: np.ndarray | None) -> bool:
 def outcome(rec: Record, array: np.ndarray | None, reported: np.ndarray | None, invalid: bool) -> Outcome:
     name, variant = label(rec.backend, rec.backend_version)
     status, message = rec.status, rec.message or ""
+    if message.startswith("did not run:"):  # no result here (details only)
+        return Outcome(rec.backend, name, variant, "not-run", message)
     if status == "unsupported":
         return Outcome(rec.backend, name, variant, "cannot-express", _first_line(message))
     if status in ("crash", "timeout"):

@@ -113,8 +113,19 @@ def _key(w: Witness, settings: dict[str, str], targets: list[str]) -> str:
     from backends.registry import get_backend
 
     doc = {"case": w.case.params(), "id": w.case.id, "file": Path(w.case.file).name, "output": w.output,
-           "settings": settings, "targets": {b: get_backend(b).version() for b in targets}}
+           "settings": settings, "targets": {b: get_backend(b).version() for b in targets}, "adapters": _adapters()}
     return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()[:20]
+
+
+@functools.cache
+def _adapters() -> str:
+    """A digest of every adapter's source (backends/): a changed adapter runs the witness again."""
+    root = Path(__file__).resolve().parents[3] / "backends"
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def _cached(path: Path | None) -> tuple[list[Record], dict[str, np.ndarray]] | None:
@@ -168,15 +179,29 @@ def run_witnesses(witnesses: dict[str, Witness], settings: dict[str, str], backe
         records: list[Record] = []
         capture = _Capture()
         with one_at_a_time(), environ(settings):
-            run_cases(list(cases.values()), [(b, "cpu") for b in targets], records.append, capture, timeout)
+            info = run_cases(list(cases.values()), [(b, "cpu") for b in targets], records.append, capture, timeout)
         for root, w in todo.items():
             file = Path(w.case.file).name
             mine = [r for r in records if r.case_id == w.case.id and r.file == file and r.output == w.output]
             arrays = {b: a for (f, cid, b), a in capture.arrays.items() if (f, cid) == (file, w.case.id)
                       } if w.output == "out" else {}
+            ran = {r.backend for r in mine}
+            missing = [b for b in targets if b not in ran]
+            mine += [_did_not_run(w, b, info.broken.get(f"{b}-cpu") or info.skipped.get(f"{b}-cpu", "no result"))
+                     for b in missing]
             found[root] = (mine, arrays)
-            _store(paths[root], mine, arrays)
+            if not missing and not any(r.status == "error" for r in mine):  # a complete, healthy run only
+                _store(paths[root], mine, arrays)
     return {root: _others(root, w, *found[root], settings, known) for root, w in witnesses.items()}
+
+
+def _did_not_run(w: Witness, backend: str, why: str) -> Record:
+    """A record for a target that gave no result on the witness (its worker did not start, or it was skipped)."""
+    from backends.registry import get_backend
+
+    return Record(case_id=w.case.id, file=Path(w.case.file).name, op=w.case.op, params=w.case.params(),
+                  backend=backend, backend_version=get_backend(backend).version(), device="cpu", dtype=w.case.dtype,
+                  status="error", output=w.output, message=f"did not run: {why}")
 
 
 def _others(root: str, w: Witness, records: list[Record], arrays: dict[str, np.ndarray], settings: dict[str, str],
