@@ -192,7 +192,7 @@ def test_report_of_a_root_with_its_witness_run(tmp_path: Path, capsys: pytest.Ca
     md = (out / "flip-root.md").read_text()
     body = body_of(md)
     assert body.startswith("# flip-root: a fixture\n") and "[exit status 1]" in body and "numpy " in body
-    assert "| PyTorch 2" in body and "| right values |" in body, body
+    assert "| PyTorch | right values |" in body, body
     assert "Every other implementation follows torch.nn.Conv" in body
     assert "Related: https://github.com/numpy/numpy/issues/1" in body and "**Ask:** A fix." in body
     assert "<details><summary>Full check</summary>" in md and "mutant" not in body
@@ -289,11 +289,11 @@ def test_others_are_classified_against_the_reported_values() -> None:
         ("ONNX Runtime 1.32.0", "same-wrong"), ("onnx.reference 1.17.0", "right"), ("OpenVINO 2026.4.1", "refuses"),
         ("JAX 0.10.2 (eager)", "cannot-express")]
     rows = table(others)
-    assert "| ONNX Runtime 1.32.0 | the same wrong values |" in rows and "| OpenVINO 2026.4.1 | refuses: Exception: no |" in rows
+    assert "| ONNX Runtime | the same wrong values |" in rows and "| OpenVINO | refuses: Exception: no |" in rows
     assert not any("JAX" in r for r in rows)
     said = disagreement(reported, others, "the ONNX spec")
-    assert said == ("The implementations disagree: ONNX Runtime 1.32.0 give the same values as the reported one; "
-                    "one other follows the ONNX spec.")
+    assert said == "The implementations disagree. The same values as the reported one: ONNX Runtime; the values of " \
+                   "the ONNX spec: 1 other."
 
 
 @pytest.mark.parametrize("tracker", sorted(FORMS))

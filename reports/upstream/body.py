@@ -50,7 +50,7 @@ def _others(report: Report) -> list[str]:
     rows = table(others.outcomes)
     if not rows:
         return []
-    head = "**What other implementations do** with the same convolution (in the details below):"
+    head = "**Other implementations**, same convolution:"
     said = disagreement(others.reported, others.outcomes, others.spec) if others.spec else ""
     return [head, "", *rows, "", *([said, ""] if said else [])]
 
@@ -63,7 +63,7 @@ def render(report: Report) -> str:
         lines += ["**Symptoms:**", "", *[f"- {one_line(s)}" for s in report.symptoms], ""]
     if report.code.strip():
         lines += [*fence(report.code, "python"), ""]
-        lines += [f"Output of `python {SNIPPET_NAME}` here:", "", *fence(run_block(report.run), "text"), ""]
+        lines += ["Output:", "", *fence(run_block(report.run), "text"), ""]
     for block in report.extra:
         lines += _block(block)
     if report.environment is not None:

@@ -46,6 +46,8 @@ def details(report: Report) -> list[str]:
     if report.scope:
         parts += ["Scope: " + " ".join(report.scope), ""]
     parts += _records(report)
+    if report.components:
+        parts += ["Where it lives in the vendored component: " + "; ".join(report.components) + ".", ""]
     if report.latest:
         parts += [f"Newest release checked: {report.latest}.", ""]
     if report.searched:

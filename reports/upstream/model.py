@@ -113,5 +113,6 @@ class Report:
     checks: list[tuple[str, ScriptRun]] = field(default_factory=list)  # (check file name, its run)
     scope: list[str] = field(default_factory=list)  # "fails exactly when ..." sentences, where known
     searched: list[str] = field(default_factory=list)  # "owner/repo: what was searched" (the entries' searched)
+    components: list[str] = field(default_factory=list)  # "oneDNN: where it lives" (the entries' component.where)
     legacy: bool = False  # built from a snippet of the older shape
     entries: list[str] = field(default_factory=list)  # the entries it covers (details only)

@@ -88,7 +88,7 @@ def spec_text(backend: str, op: str, padding: Any) -> str:
     return _SPECS[key].format(op=onnx_op, torch=torch_name, lower=lower)
 
 
-def _first_line(message: str, words: int = 10) -> str:
+def _first_line(message: str, words: int = 8) -> str:
     text = next((ln.strip() for ln in message.splitlines() if ln.strip()), "")
     text = re.sub(r"^rejected as expected: ", "", text)
     parts = text.split()
@@ -141,35 +141,40 @@ def classify(records: list[Record], arrays: dict[str, np.ndarray], reported: str
     return reported_outcome, others
 
 
+def unversioned(product: str) -> str:
+    """A product's name without its version numbers: 'tf2onnx 1.17.0 + onnxruntime 1.32.0' -> 'tf2onnx + onnxruntime'
+    (the details give the versions)."""
+    return re.sub(r"\s+v?\d[\w.+-]*", "", product)
+
+
 def _names(outcomes: list[Outcome], split: frozenset[str] = frozenset()) -> str:
-    """Products, each once: 'PyTorch 2.13.0; JAX 0.10.2'; a product in `split` (one whose variants differ)
-    with the variants of this row: 'PyTorch 2.13.0 (eager, torch.compile)'."""
+    """Products, each once and without versions: 'PyTorch, JAX'; a product in `split` (one whose variants
+    differ) with the variants of this row: 'PyTorch (eager, torch.compile)'."""
     groups: dict[str, list[str]] = {}
     for o in outcomes:
-        groups.setdefault(o.product, []).append(o.variant)
-    return "; ".join(p + (f" ({', '.join(v for v in vs if v)})" if p in split and any(vs) else "")
+        groups.setdefault(unversioned(o.product), []).append(o.variant)
+    return ", ".join(p + (f" ({', '.join(v for v in vs if v)})" if p in split and any(vs) else "")
                      for p, vs in groups.items())
 
 
 def table(outcomes: list[Outcome]) -> list[str]:
-    """The body's table: one row per verdict for values (products named once, their variants only where they
-    differ), one per implementation for messages; what cannot be expressed is left to the details."""
+    """The body's table, one row per result: the products that give it (variants only where a product's
+    variants differ), with the message where the result has one (a refusal, a crash), products sharing a message
+    in one row; what cannot be expressed or did not run is left to the details."""
     shown = [o for o in outcomes if o.verdict in VERDICTS]
     verdicts_of: dict[str, set[str]] = {}
     for o in shown:
-        verdicts_of.setdefault(o.product, set()).add(o.verdict)
+        verdicts_of.setdefault(unversioned(o.product), set()).add(o.verdict)
     split = frozenset(p for p, v in verdicts_of.items() if len(v) > 1)
     rows = ["| implementation | result |", "| --- | --- |"]
     for verdict, words in VERDICTS.items():
-        chosen = [o for o in shown if o.verdict == verdict]
-        if not chosen:
-            continue
-        if verdict in ("right", "same-wrong", "accepts"):
-            rows.append(f"| {_names(chosen, split)} | {words} |")
-            continue
-        for o in chosen:
-            detail = f": {o.detail}" if o.detail else ""
-            rows.append(f"| {o.label} | {words}{detail.replace('|', '/')} |")
+        by_detail: dict[str, list[Outcome]] = {}
+        for o in shown:
+            if o.verdict == verdict:
+                by_detail.setdefault("" if verdict in ("right", "same-wrong", "accepts") else o.detail, []).append(o)
+        for detail, chosen in by_detail.items():
+            said = f": {detail}".replace("|", "/") if detail else ""
+            rows.append(f"| {_names(chosen, split)} | {words}{said} |")
     return rows if len(rows) > 2 else []
 
 
@@ -178,8 +183,8 @@ def disagreement(reported: Outcome | None, outcomes: list[Outcome], spec: str) -
     wrong = [o for o in outcomes if o.verdict == "same-wrong"]
     right = [o for o in outcomes if o.verdict == "right"]
     if wrong and right:
-        others = f"{len(right)} others follow" if len(right) > 1 else "one other follows"
-        return f"The implementations disagree: {_names(wrong)} give the same values as the reported one; {others} {spec}."
+        return (f"The implementations disagree. The same values as the reported one: {_names(wrong)}; the values of "
+                f"{spec}: {len(right)} other{'s' if len(right) > 1 else ''}.")
     if reported is not None and reported.verdict in ("same-wrong", "other-wrong") and right and \
             all(o.verdict == "right" for o in outcomes):
         return f"Every other implementation follows {spec}."

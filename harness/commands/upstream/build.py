@@ -53,11 +53,8 @@ def links(entries: list[KnownIssue]) -> list[str]:
     found = list(dict.fromkeys(u for e in entries for u in _URL.findall(e.link)))
     for e in entries:
         c = e.component
-        if c is not None:
-            where = f", {c.where}" if c.where else ""
-            line = f"{c.name}{where}: {c.tracker_url}"
-            if line not in found:
-                found.append(line)
+        if c is not None and f"{c.name}: {c.tracker_url}" not in found:
+            found.append(f"{c.name}: {c.tracker_url}")  # where it lives in the component: the details
     return found
 
 
@@ -100,4 +97,6 @@ def build(root: Root, run: bool, timeout: float, others: Others | None = None, w
         others=others, ask=(snip.ask if snip is not None and snip.ask else "") or (entry.asks if entry else ""),
         latest=latest, latest_short=latest_short, links=links(root.entries), checks=checks,
         legacy=bool(snip is not None and snip.legacy), entries=[e.id for e in root.entries],
-        searched=list(dict.fromkeys(s for e in root.entries for s in e.searched)))
+        searched=list(dict.fromkeys(s for e in root.entries for s in e.searched)),
+        components=list(dict.fromkeys(f"{e.component.name}: {e.component.where}" for e in root.entries
+                                      if e.component is not None and e.component.where)))
