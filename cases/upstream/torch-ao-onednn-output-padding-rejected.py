@@ -3,11 +3,11 @@
 Kind: valid-refused
 Ask: Please support output_padding in the onednn transposed prepack, as fbgemm and qnnpack do, or name the limit in the onednn engine's documentation.
 
-What happens: With torch.backends.quantized.engine = "onednn", constructing torch.ao.nn.quantized.ConvTranspose1d/2d/3d with a valid nonzero output_padding raises "quantized::conv_prepack: ONEDNN only supports zero output_padding." already in the constructor, which prepacks the initial weight: ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1), the usual shape-restoring upsampler. The same module runs exactly (0 units of y off) under fbgemm and qnnpack, and under the x86 engine, which sends transposed convs with output_padding to fbgemm. A SAME transposed conv whose dilated kernel is shorter than its stride needs output_padding too.
+What happens: With torch.backends.quantized.engine = "onednn", constructing quantized ConvTranspose1d/2d/3d with a valid nonzero output_padding, such as the usual upsampler ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1), raises "quantized::conv_prepack: ONEDNN only supports zero output_padding." (the constructor prepacks the initial weight). fbgemm, qnnpack and the x86 engine (which sends these to fbgemm) run it exactly.
 
 Expected: output_padding < max(stride, dilation) is valid (https://pytorch.org/docs/stable/generated/torch.nn.ConvTranspose2d.html).
 
-Mechanism: PackedConvWeightsOnednn<kSpatialDim>::prepack (aten/src/ATen/native/quantized/cpu/qconv_prepack.cpp, torch 2.13.0) checks that output_padding is all zeros before building the oneDNN deconvolution, whose padding_r could carry it (padding - output_padding; not tried).
+Mechanism: PackedConvWeightsOnednn<kSpatialDim>::prepack (aten/src/ATen/native/quantized/cpu/qconv_prepack.cpp, torch 2.13.0) checks that output_padding is all zeros before building the oneDNN deconvolution, whose padding_r could carry it (not tried).
 """
 import sys
 import warnings
