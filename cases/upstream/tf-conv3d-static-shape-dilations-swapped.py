@@ -1,18 +1,17 @@
-"""Conv3D shape inference swaps the height and width dilations: wrong static shapes, and tf.function refuses valid dilated conv3d
+"""Conv3D shape inference swaps the height and width dilations
 
 Kind: wrong-value
-Ask: a fix: give dilation_rows the height dilation and dilation_cols the width one in Conv3DShape, as the kernel does.
+Ask: a fix: read the height and width dilations in order in Conv3DShape.
 
-What happens: in a `tf.function`, `tf.nn.conv3d` over a 7x8x9 input, 3x3x3 kernel, dilations (1, 2, 3) (D, H, W) gets the static shape (1, 5, 2, 5, 1); the kernel returns (1, 5, 4, 3, 1). Where the other axis' dilation does not fit, tracing fails on a valid convolution that eager TF runs ("Negative dimension size caused by subtracting 4 from 3"). NCDHW alike.
+What happens: in a `tf.function`, `tf.nn.conv3d` over a 7x8x9 input, 3x3x3 kernel, dilations (1, 2, 3) (D, H, W) gets the static shape (1, 5, 2, 5, 1); the kernel returns (1, 5, 4, 3, 1). Where the swapped dilation does not fit, tracing refuses a valid convolution that eager TF runs.
 
-Expected: n - d * (k - 1) per axis with that axis' own dilation (https://www.tensorflow.org/api_docs/python/tf/nn/conv3d).
+Expected: n - d * (k - 1) per axis, with that axis' dilation (https://www.tensorflow.org/api_docs/python/tf/nn/conv3d).
 
-Mechanism: `tensorflow/core/framework/common_shape_fns.cc` `Conv3DShape` reads `dilation_cols = dilations[2]; dilation_rows = dilations[3];` (NDHWC; `[3]`, `[4]` for NCDHW), the strides in order.
+Mechanism: `tensorflow/core/framework/common_shape_fns.cc` `Conv3DShape` reads `dilation_cols = dilations[2]; dilation_rows = dilations[3];` (NDHWC; `[3]`, `[4]` for NCDHW).
 
 Symptoms:
-- Wrong static shapes (tf.function, SavedModel) for different H and W dilations; runtime results right.
-- tf.function, XLA and tf2onnx refuse such a conv3d where the swapped dilation does not fit.
-- TFLiteConverter refuses every such conv3d ("'tf.Conv3D' op inferred type(s) ... are incompatible with return type(s)").
+- wrong static shapes (tf.function, SavedModel), right runtime results;
+- tf.function, XLA, tf2onnx and TFLiteConverter refuse such a conv3d (table below).
 """
 import os
 import sys
