@@ -3,7 +3,7 @@
 Kind: wrong-value
 Ask: a fix: broadcast the constant to C_out values when it becomes the TRANSPOSE_CONV's bias (and check the bias length in the XNNPACK delegate, as the built-in kernel does).
 
-What happens: `tf.nn.conv2d_transpose` (1 -> 2 channels, no bias) followed by `+ 0.5` converts to a TRANSPOSE_CONV whose bias has shape [1]. With XNNPACK (the default) channel 1 is all NaN (36 of 72 elements), channel 0 right; the built-in kernels refuse it at prepare ("transpose_conv.cc:391 NumElements(bias) != SizeOfDimension(weights, 0) (1 != 2)"). One output channel, a conv bias, and CONV_2D are right.
+What happens: `tf.nn.conv2d_transpose` (1 -> 2 channels, no bias) followed by `+ 0.5` converts to a TRANSPOSE_CONV whose bias has shape [1]. With XNNPACK (the default) channel 1 is all NaN (36 of 72 elements), channel 0 right; the built-in kernels refuse it at prepare ("transpose_conv.cc:391 NumElements(bias) != SizeOfDimension(weights, 0) (1 != 2)").
 
 Expected: the values TensorFlow computes for the same function.
 

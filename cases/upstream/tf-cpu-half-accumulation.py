@@ -3,16 +3,15 @@
 Kind: wrong-value
 Ask: a fix: accumulate in float32 and round once, as the half-precision Conv2D forward kernel does.
 
-What happens: on CPU, `tf.nn.conv2d_transpose` in float16 with explicit padding (3x3 kernel, 128 -> 8 channels, positive data) is up to 3.1 ulps from the float64 result of the same inputs (bfloat16: 3.2); the same op in float32, rounded once, is within 0.5 ulp, as is `tf.nn.conv2d` in float16. Also measured: float16 Conv3D 6.4 ulps, Conv2DBackpropFilter 11.9 (bfloat16 16.2).
+What happens: on CPU, `tf.nn.conv2d_transpose` in float16 with explicit padding (3x3 kernel, 128 -> 8 channels, positive data) is up to 3.1 ulps from float64 (bfloat16: 3.2), where float32 rounded once, and `tf.nn.conv2d` in float16, are within 0.5 ulp. Float16 Conv3D: 6.4 ulps; filter gradient: 11.9.
 
-Expected: float32 accumulation and one rounding, as the Conv2D forward ("Use float32 accumulation for bfloat16 to deal with precision accumulation") and oneDNN do.
+Expected: float32 accumulation, as the Conv2D forward ("Use float32 accumulation for bfloat16 to deal with precision accumulation") and oneDNN do.
 
-Mechanism: `tensorflow/core/kernels/conv_2d.h` casts `SpatialConvolution` to float for `Eigen::half` (line 108) and `Eigen::bfloat16` (line 200) only; `conv_grad_input_ops.h` (`Conv2DCustomBackpropInputMatMulFunctor<T>`, line 218), the filter gradient and `conv_3d.h` (`CuboidConvolution<CPUDevice, T>`, line 47) contract in T, rounding every partial sum.
+Mechanism: `tensorflow/core/kernels/conv_2d.h` casts to float for `Eigen::half` and `Eigen::bfloat16` forward only (lines 108, 200); `conv_grad_input_ops.h` (line 218), the filter gradient and `conv_3d.h` `CuboidConvolution<CPUDevice, T>` (line 47) contract in T.
 
 Symptoms:
-- conv2d_transpose and Conv2D gradients: explicit padding on every CPU, SAME/VALID where oneDNN does not run the type.
-- Conv3D, conv3d_transpose: float16 without AVX512_FP16 or oneDNN; bfloat16 without oneDNN.
-- Keras Conv2DTranspose/Conv3DTranspose.
+- conv2d_transpose and Conv2D gradients: explicit padding everywhere; SAME/VALID where oneDNN does not take the type.
+- Conv3D, conv3d_transpose: float16 without AVX512_FP16 or oneDNN; bfloat16 without oneDNN. Keras layers alike.
 """
 import os
 import sys

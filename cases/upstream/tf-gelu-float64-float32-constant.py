@@ -3,11 +3,11 @@
 Kind: wrong-value
 Ask: a fix: build the constants in the input's dtype (constant_op.constant(c, dtype=...)) instead of casting a float32 tensor.
 
-What happens: `tf.nn.gelu(x, approximate=False)` on float64 x in [-4, 4] is up to 5.0e-9 from 0.5 * x * erfc(-x / sqrt(2)) computed in float64, and equals that formula with 1/sqrt(2) rounded to float32 (0.7071067690849304) to 4e-16. `approximate=True` is up to 9e-10 off, matching 0.044715 rounded to float32. Eager, tf.function, XLA and `keras.activations.gelu` alike.
+What happens: `tf.nn.gelu(x, approximate=False)` on float64 x in [-4, 4] is up to 5.0e-9 from 0.5 * x * erfc(-x / sqrt(2)) computed in float64, and equals that formula with 1/sqrt(2) rounded to float32 (0.7071067690849304) to 4e-16. `approximate=True` is up to 9e-10 off, matching 0.044715 rounded to float32.
 
 Expected: a float64 GELU within a few float64 ulps of its formula (https://www.tensorflow.org/api_docs/python/tf/nn/gelu), as `tf.math.erfc` itself is.
 
-Mechanism: `tensorflow/python/ops/nn_ops.py` `gelu()` computes `math_ops.erfc(-features * math_ops.cast(0.7071067811865476, features.dtype))` and `coeff = math_ops.cast(0.044715, features.dtype)`: `cast` first makes the Python float a float32 tensor, then casts it to float64, so the constant is rounded to float32. The approximate branch's 0.7978845608028654, multiplied as a Python float, keeps float64.
+Mechanism: `tensorflow/python/ops/nn_ops.py` `gelu()` computes `math_ops.erfc(-features * math_ops.cast(0.7071067811865476, features.dtype))` and `coeff = math_ops.cast(0.044715, features.dtype)`: `cast` first makes the Python float a float32 tensor, then casts it to float64, so the constant is rounded to float32.
 """
 import os
 import sys
