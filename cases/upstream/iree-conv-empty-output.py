@@ -3,11 +3,11 @@
 Kind: invalid-accepted
 Ask: an error at compile time for a convolution whose output length along an axis is 0 or less, as torch.aten.convolution itself raises.
 
-What happens: An ONNX Conv with a 1x1x4 input and a 1x1x5 kernel (output length 4 - 5 + 1 = 0) compiles for llvm-cpu, and the module returns an empty 1x1x0 tensor. ConvTranspose whose pads crop the whole output (input 3, kernel 2, strides 2, pads [3, 3]) does the same, as do 2-D/3-D, quantized (QDQ and QLinearConv) models. Negative lengths are refused, but only by unrelated verifier errors ("'linalg.fill' op unexpected result less than 0", "'tensor.cast' ... cast incompatible"). PyTorch refuses both ("Kernel size can't be greater than actual input size"), and so does ONNX Runtime 1.32 ("Invalid input shape"); the ONNX operator text states no minimum and onnx.reference returns the empty tensor too.
+What happens: An ONNX Conv with a 1x1x4 input and a 1x1x5 kernel (output length 0) compiles for llvm-cpu and returns an empty 1x1x0 tensor. A ConvTranspose whose pads crop the whole output does the same, in 1-D to 3-D and in quantized models. Negative lengths are refused, but by unrelated verifier errors ("'linalg.fill' op unexpected result less than 0"). PyTorch and ONNX Runtime 1.32 refuse both; onnx.reference returns the empty tensor too.
 
-Expected: the error the torch dialect's own op gives (torch.nn.functional.conv1d raises for this input: https://pytorch.org/docs/stable/generated/torch.nn.Conv1d.html, L_out = floor((L + 2p - d(k-1) - 1)/s) + 1 must be at least 1).
+Expected: the error torch.aten.convolution gives ("Kernel size can't be greater than actual input size"; https://pytorch.org/docs/stable/generated/torch.nn.Conv1d.html).
 
-Mechanism: lib/Conversion/TorchToLinalg/Utils.cpp, getOutputDimForConvOps and getOutputDimForConvTransposeOps (torch-mlir 0029fc2) compute the output length unchecked, and a zero-size tensor is legal MLIR; nothing between the ONNX import and codegen checks it.
+Mechanism: lib/Conversion/TorchToLinalg/Utils.cpp, getOutputDimForConvOps and getOutputDimForConvTransposeOps (torch-mlir 0029fc2), compute the length unchecked; a zero-size tensor is legal MLIR.
 """
 import sys
 from importlib.metadata import version

@@ -3,11 +3,11 @@
 Kind: crash
 Ask: a fix: keep the unit loop, or slice the operand to the window's extent, where dropping it turns a strided access into a plain dimension over a longer operand.
 
-What happens: A linalg.generic convolution with one output element, stride 3 and a 2-tap kernel over a 3-long input (the last input element is never read) is valid; after linalg-fold-unit-extent-dims the input map (ow, kw) -> (ow * 3 + kw) becomes (d0) -> (d0) over tensor<3xf32> while the filter is tensor<2xf32>, and verification fails: "'linalg.generic' op inferred input/output operand #1 has shape's dimension #0 to be 3, but found 2". In IREE 3.13 every ONNX Conv of that shape (one output element along an axis, kernel longer than 1, input longer than the window) fails in iree-compile at FoldUnitExtentDimsPass, which calls these patterns (e.g. 1x1x4x3 input, 3x2 kernel, strides [1, 3]).
+What happens: A linalg.generic convolution with one output element, stride 3 and a 2-tap kernel over a 3-long input is valid; after linalg-fold-unit-extent-dims the input map (ow, kw) -> (ow * 3 + kw) becomes (d0) -> (d0) over tensor<3xf32> beside a tensor<2xf32> filter: "'linalg.generic' op inferred input/output operand #1 has shape's dimension #0 to be 3, but found 2". IREE 3.13 fails so on every ONNX Conv with one output element along an axis whose input is longer than the window (e.g. 1x1x4x3 input, 3x2 kernel, strides [1, 3]).
 
-Expected: the pass keeps the IR valid; the convolution's value is x[0] * w[0] + x[1] * w[1].
+Expected: valid IR; the value is x[0] * w[0] + x[1] * w[1].
 
-Mechanism: mlir/lib/Dialect/Linalg/Transforms/DropUnitDims.cpp (the patterns of populateFoldUnitExtentDimsPatterns) replaces the unit loop by 0 in every indexing map without checking that an operand indexed by an expression of it keeps its shape consistent; llvm/llvm-project PR 173873 (2025-12) extended dropping to unit dims inside non-trivial expressions.
+Mechanism: mlir/lib/Dialect/Linalg/Transforms/DropUnitDims.cpp (populateFoldUnitExtentDimsPatterns) replaces the unit loop by 0 in every map without keeping operand shapes consistent; PR 173873 (2025-12) extended dropping into non-trivial expressions.
 """
 import sys
 from iree.compiler import ir, passmanager, version

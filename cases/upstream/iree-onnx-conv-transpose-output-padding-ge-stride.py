@@ -3,11 +3,11 @@
 Kind: invalid-accepted
 Ask: an error for output_padding >= max(stride, dilation), as PyTorch, ONNX Runtime and onnx.reference give, and as the output_shape path already checks.
 
-What happens: An ONNX ConvTranspose over a length-3 input, kernel 2, strides 1, output_padding 1 (dilation 1) compiles for llvm-cpu and returns 5 elements: the full 4-element transposed result, then one element no input reaches. output_padding 2 and 3 at strides 2 the same; 2-D, 3-D, grouped and quantized (QDQ) models too. The values are the natural extension, not garbage; the model is invalid.
+What happens: An ONNX ConvTranspose over a length-3 input, kernel 2, strides 1, output_padding 1 compiles for llvm-cpu and returns 5 elements: the full result, then one element no input reaches. output_padding 2 at strides 2, 2-D, 3-D, grouped and quantized models the same.
 
-Expected: "Each padding value in output_padding must be less than the corresponding stride/dilation dimension" (https://onnx.ai/onnx/operators/onnx__ConvTranspose.html); PyTorch raises "output padding must be smaller than either stride or dilation", ONNX Runtime 1.32 "output_padding[0] (1) must be less than max(stride, dilation) (1)", onnx.reference a ValueError. Neither onnx.checker nor ONNX shape inference checks it.
+Expected: "Each padding value in output_padding must be less than the corresponding stride/dilation dimension" (https://onnx.ai/onnx/operators/onnx__ConvTranspose.html); PyTorch, ONNX Runtime 1.32 and onnx.reference refuse it.
 
-Mechanism: lib/Conversion/TorchOnnxToTorch/DefaultDomainAtoF.cpp, the ConvTranspose pattern (torch-mlir 0029fc2) reads output_padding (line 1869) without a check; it refuses output_padding >= stride only where it infers output_padding from output_shape (line 1921, PR 4567). TorchToLinalg's createTransposedInputPadding then pads by it whatever its value.
+Mechanism: lib/Conversion/TorchOnnxToTorch/DefaultDomainAtoF.cpp, ConvTranspose pattern (torch-mlir 0029fc2): output_padding is read unchecked (line 1869); only one inferred from output_shape is checked (line 1921, PR 4567).
 """
 import sys
 from importlib.metadata import version

@@ -3,11 +3,11 @@
 Kind: crash
 Ask: a fix: pad a quantized input with its zero point (the real 0) in the Conv pattern's asymmetric-pads branch, instead of passing a null fill value.
 
-What happens: A QLinearConv with one weight scale (per tensor) and pads [1, 0] on a 1x1x3 uint8 input kills iree-compile with SIGSEGV; the stack dump's innermost torch-mlir frames are mlir::torch::Torch::AtenPadOp::create, called from the DefaultDomainAtoF.cpp pattern. auto_pad SAME_UPPER does the same (even where it works out to no padding, kernel 1), in 1-D to 3-D, grouped, with or without bias. Equal pads and VALID compile and are exact; one weight scale per output channel (computed in float32) compiles the same pads.
+What happens: A QLinearConv with one weight scale and pads [1, 0] on a 1x1x3 uint8 input kills iree-compile with SIGSEGV, innermost torch-mlir frame mlir::torch::Torch::AtenPadOp::create. auto_pad SAME_UPPER the same, in 1-D to 3-D. Equal pads, VALID, and per-channel weight scales compile and are exact.
 
-Expected: the model compiles and computes QLinearConv with the input padded by x_zero_point (https://onnx.ai/onnx/operators/onnx__QLinearConv.html), as it does with pads [1, 1].
+Expected: QLinearConv with the input padded by x_zero_point (https://onnx.ai/onnx/operators/onnx__QLinearConv.html), as with pads [1, 1].
 
-Mechanism: torch-mlir's QLinearConv conversion (DefaultDomainQtoZ.cpp) turns x and w into !torch.quint8/!torch.qint8 tensors and rewrites the node to onnx.Conv; the Conv pattern (lib/Conversion/TorchOnnxToTorch/DefaultDomainAtoF.cpp lines 1547-1553, torch-mlir 0029fc2) sets the pad's fill value only for IntegerType or FloatType dtypes, so for a quantized dtype it stays null and AtenPadOp::create (line 1578) dereferences it.
+Mechanism: the QLinearConv conversion (DefaultDomainQtoZ.cpp) makes x a !torch.quint8 tensor and rewrites to onnx.Conv, whose pattern (DefaultDomainAtoF.cpp lines 1547-1553, torch-mlir 0029fc2) sets the pad fill value only for IntegerType or FloatType, so AtenPadOp::create (line 1578) gets a null value.
 """
 import sys
 import iree.compiler as ireec

@@ -3,16 +3,15 @@
 Kind: wrong-value
 Ask: a fix to shape inference (input * stride, as the text says), and a sentence on where the elements no input reaches go when the total padding is negative.
 
-What happens: ConvTranspose with auto_pad SAME_UPPER or SAME_LOWER, strides 2 and kernel 1 over a length-3 input: onnx.shape_inference types the output [1, 1, 5], onnx.reference returns [1, 1, 6] ([0, 1, 0, 2, 0, 3] for SAME_UPPER, [1, 0, 2, 0, 3, 0] for SAME_LOWER). The same in onnx 1.23.2. Runtimes follow one or the other.
+What happens: ConvTranspose with auto_pad SAME_UPPER or SAME_LOWER, strides 2 and kernel 1 over a length-3 input: shape inference types the output [1, 1, 5]; onnx.reference returns 6 elements ([0, 1, 0, 2, 0, 3] for SAME_UPPER). The same in onnx 1.23.2.
 
-Expected: "SAME_UPPER or SAME_LOWER mean pad the input so that output_shape[i] = input_shape[i] * strides[i]" (https://onnx.ai/onnx/operators/onnx__ConvTranspose.html): 6. The total padding is then negative (-1), and the text does not say where the uncovered element goes: TensorFlow's SAME appends it, onnx.reference's floor division puts it first for SAME_UPPER.
+Expected: "SAME_UPPER or SAME_LOWER mean pad the input so that output_shape[i] = input_shape[i] * strides[i]" (https://onnx.ai/onnx/operators/onnx__ConvTranspose.html): 6. The total padding is then -1; the text does not say where the uncovered element goes (TensorFlow's SAME appends it).
 
-Mechanism: onnx/defs/nn/defs.cc, convTransposeShapeInference, clamps the total padding at 0 (lines 1227-1228 on main f754691; 1176-1178 in v1.17.0), so the output is (L-1)*s + (k-1)*d + 1; onnx/reference/ops/op_conv_transpose.py (lines 52-57) keeps the negative total.
+Mechanism: onnx/defs/nn/defs.cc, convTransposeShapeInference, clamps the total padding at 0 (lines 1227-1228, main f754691; 1176-1178 in v1.17.0); onnx/reference/ops/op_conv_transpose.py (lines 52-57) keeps it negative.
 
 Symptoms:
-- ONNX Runtime 1.32 and OpenVINO 2026.4.1 return 5 elements, as shape inference says.
-- TVM 0.27's Relax ONNX importer clamps the same way (onnx_frontend.py, ConvTranspose._impl_v1): 5 elements.
-- IREE 3.13 (torch-mlir) returns L*stride, the uncovered elements split before and after, but fails ("'tensor.cast' op ... cast incompatible") where another node takes the output, typed by shape inference.
+- ONNX Runtime 1.32, OpenVINO 2026.4.1 and TVM 0.27's Relax importer return 5 elements, as shape inference
+- IREE 3.13 returns 6, but fails ("'tensor.cast' ... cast incompatible") where another node takes the output
 """
 import sys
 import numpy as np

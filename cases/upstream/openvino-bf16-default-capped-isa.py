@@ -1,13 +1,13 @@
 """[CPU] With ONEDNN_MAX_CPU_ISA below the CPU, compile_model fails ("object is not initialized") at the default bf16 precision instead of falling back to f32
 
 Kind: valid-refused
-Ask: a fix: derive the default inference precision (and OPTIMIZATION_CAPABILITIES) from what the capped oneDNN can run, or fail with an error that names the cap.
+Ask: a fix: take the default precision and OPTIMIZATION_CAPABILITIES from what the capped oneDNN can run, or name the cap in the error.
 
-What happens: On a CPU with AVX512_BF16 (here an AMD Zen 4) and ONEDNN_MAX_CPU_ISA=AVX2, the CPU plugin still reports BF16 among its OPTIMIZATION_CAPABILITIES and bf16 as the default INFERENCE_PRECISION_HINT (FP16 follows the cap, BF16 does not), and compile_model of a plain float32 Conv fails: "Exception from src/inference/src/dev/plugin.cpp:54: object is not initialized". With INFERENCE_PRECISION_HINT f32 the same model compiles and is right. Every float Conv (float64 and float16 models too), every bfloat16 model and channels-last QDQ models with float Transposes fail alike. Capped at AVX512_CORE, oneDNN still runs bf16 and the models compile. A real AVX2 CPU defaults to f32 and is not affected.
+What happens: On an AVX512_BF16 CPU (here AMD Zen 4) with ONEDNN_MAX_CPU_ISA=AVX2, the CPU plugin still reports BF16 in OPTIMIZATION_CAPABILITIES and bf16 as the default INFERENCE_PRECISION_HINT (FP16 follows the cap, BF16 does not), and compile_model of a float32 Conv fails: "object is not initialized". With INFERENCE_PRECISION_HINT f32 it compiles and is right. Every float Conv and bfloat16 model fails alike; capped at AVX512_CORE oneDNN still has bf16 and they compile.
 
-Expected: ONEDNN_MAX_CPU_ISA is a documented oneDNN setting (https://uxlfoundation.github.io/oneDNN/dev_guide_cpu_dispatcher_control.html); with it the plugin computes in a precision oneDNN offers, here f32: 9.
+Expected: a precision the capped oneDNN offers (ONEDNN_MAX_CPU_ISA: https://uxlfoundation.github.io/oneDNN/dev_guide_cpu_dispatcher_control.html), here f32: 9.
 
-Mechanism: not pinned to a line for 2026.4.1: the default precision and the BF16 capability come from a check that ignores the cap, while the capped oneDNN has no bf16 convolution to create.
+Mechanism: not pinned to a line for 2026.4.1: the default precision and BF16 capability come from a check that ignores the cap.
 """
 import os
 os.environ["ONEDNN_MAX_CPU_ISA"] = "AVX2"  # oneDNN capped below the CPU

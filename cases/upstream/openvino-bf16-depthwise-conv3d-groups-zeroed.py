@@ -3,11 +3,11 @@
 Kind: wrong-value
 Ask: a fix: the bf16 brgconv convolution should compute every output channel, as the f32 path does.
 
-What happens: On a CPU whose default inference precision is bf16 (AVX512_BF16 or AMX; here an AMD Zen 4, no AMX), an ONNX Conv with group 4 over a 1x4x1x2x2 input of ones, weights 8x1x2x1x2 of ones (two output channels per group) and pads [1, 0, 0, 0, 0, 0] (one padded side in depth) runs as bf16/brgconv_avx512_bf16 and returns 2 for output channels 0-3 but 0 for channels 4-7. With INFERENCE_PRECISION_HINT f32 (f32/jit_avx512_f32) all eight are 2. Integer data are exact in bf16, so this is not rounding. The region measured on 1331 shapes and 960 channel/group combinations: depth of one input plane, depth kernel 2 with one padded side, W kernel of 2 or more, groups 4 or more with at least 2 output channels per group; conv2d and fewer groups are right.
+What happens: Where the default inference precision is bf16 (AVX512_BF16 or AMX; here AMD Zen 4), an ONNX Conv with group 4 over a 1x4x1x2x2 input of ones, weights 8x1x2x1x2 of ones (two output channels per group) and depth pads [1, 0] runs as bf16/brgconv_avx512_bf16 and returns 2 in output channels 0-3 but 0 in 4-7. With INFERENCE_PRECISION_HINT f32 (jit_avx512_f32) all are 2. Integer data are exact in bf16: this is not rounding. Measured region: one input depth plane, depth kernel 2 with one padded side, W kernel >= 2, groups >= 4 with >= 2 outputs per group.
 
-Expected: 2 in every output channel: each output sums one input plane's 1x2 window (the other depth tap reads padding) of ones times ones (https://onnx.ai/onnx/operators/onnx__Conv.html).
+Expected: 2 in every output channel (https://onnx.ai/onnx/operators/onnx__Conv.html).
 
-Mechanism: not located: OpenVINO's oneDNN fork, the bf16 brgconv kernel for avx512_core_bf16 that the plugin reports.
+Mechanism: not located: OpenVINO's oneDNN fork, the brgconv_avx512_bf16 kernel the plugin reports.
 """
 import sys
 import numpy as np

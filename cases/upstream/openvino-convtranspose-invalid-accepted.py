@@ -3,11 +3,11 @@
 Kind: invalid-accepted
 Ask: an error for both, as ONNX Runtime gives: output_padding >= max(stride, dilation) along an axis, and an output length below 1.
 
-What happens: An ONNX ConvTranspose over a length-3 input (x [1, 2, 3], w [1, 10]) with output_padding 1 at strides 1 compiles and returns 5 elements, [1, 12, 23, 30, 0]: the full result extended by one element no input reaches (output_padding 2 at strides 2 the same). With strides 2 and pads [3, 3] the output length is (3-1)*2 + 2 - 6 = 0, and compile_model returns an empty (1, 1, 0) tensor; a length of -2 is refused, but with "Destination memory is undefined". ONNX Runtime 1.32 refuses both ("output_padding[0] (1) must be less than max(stride, dilation) (1)", "Computed output dimension is <= 0"); onnx.reference refuses the first and returns an empty tensor for the second.
+What happens: An ONNX ConvTranspose over x [1, 2, 3], w [1, 10] with output_padding 1 at strides 1 compiles and returns [1, 12, 23, 30, 0]: the full result plus one element no input reaches (output_padding 2 at strides 2 the same). With strides 2 and pads [3, 3] (output length 0) it returns an empty (1, 1, 0) tensor; length -2 is refused, but with "Destination memory is undefined". ONNX Runtime 1.32 refuses both; onnx.reference refuses the first.
 
-Expected: "Each padding value in output_padding must be less than the corresponding stride/dilation dimension" and an output of at least one element (https://onnx.ai/onnx/operators/onnx__ConvTranspose.html).
+Expected: "Each padding value in output_padding must be less than the corresponding stride/dilation dimension", and at least one output element (https://onnx.ai/onnx/operators/onnx__ConvTranspose.html).
 
-Mechanism: src/core/shape_inference/include/convolution_backprop_shape_inference_util.hpp, append_spatial_shape, computes (L - 1) * stride + dilated kernel + output_padding - pads with no lower bound, and nothing in ConvolutionBackpropData's validation compares output_padding with the strides and dilations.
+Mechanism: src/core/shape_inference/include/convolution_backprop_shape_inference_util.hpp, append_spatial_shape, has no lower bound, and ConvolutionBackpropData's validation never compares output_padding with strides and dilations.
 
 Symptoms:
 - output_padding >= max(stride, dilation): a longer output

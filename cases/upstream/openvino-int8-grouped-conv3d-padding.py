@@ -1,13 +1,13 @@
 """[CPU] Grouped uint8 (QDQ) Conv 3-D: H/W padding is read as uint8 0 instead of the zero point in the u8 jit_gemm convolution (CPUs without AVX-512)
 
 Kind: wrong-value
-Ask: a fix: fill padded H/W positions with the input zero point in im2col_dt_3d, as it already does for padded D planes.
+Ask: a fix: pad with the input zero point in im2col_dt_3d for H and W, as it already does for padded depth planes.
 
-What happens: DequantizeLinear(uint8 x, zero point 128) -> Conv(3-D, group=2, pads on W) -> QuantizeLinear runs as the u8/jit_gemm_I8 convolution where oneDNN has no AVX-512 (an AVX2 CPU, or ONEDNN_MAX_CPU_ISA=AVX2 as here). With a 1x2x1x1x1 input [132, 124], weights [1, 2, 3, 4], y_scale 4, the output at the padded W position is [96, 64, 32, 0] instead of [128, 128, 128, 128]: exactly padding with uint8 0. A 3x4x5 input, kernel 2, every side padded by 1: 108 of 480 outputs off, up to 175 units of y. Ungrouped, conv2d, D-only padding, and AVX-512 CPUs (brgconv) are exact.
+What happens: DequantizeLinear(uint8 x, zero point 128) -> Conv(3-D, group=2, pads on W) -> QuantizeLinear runs as the u8/jit_gemm_I8 convolution where oneDNN has no AVX-512 (AVX2 CPUs; ONEDNN_MAX_CPU_ISA=AVX2 here). Input [132, 124], weights [1, 2, 3, 4], y_scale 4: the padded W position gives [96, 64, 32, 0] instead of [128, 128, 128, 128], exactly padding with uint8 0. Kernel 2 over 3x4x5, all sides padded: 108 of 480 outputs off, up to 175 units. Ungrouped, conv2d, depth-only padding and AVX-512 (brgconv) are exact.
 
-Expected: the Conv pads the dequantized input with 0.0, i.e. the uint8 zero point (https://onnx.ai/onnx/operators/onnx__Conv.html, https://onnx.ai/onnx/operators/onnx__DequantizeLinear.html): 128 at the padded position.
+Expected: padding is the dequantized 0.0, the zero point 128 (https://onnx.ai/onnx/operators/onnx__Conv.html).
 
-Mechanism: in OpenVINO's oneDNN fork, src/cpu/gemm_convolution_utils.cpp, im2col_dt_3d(..., input_zp) fills a padded depth plane with input_zp[ic] but writes only the in-range H/W positions, leaving the rest as set by src/cpu/gemm_x8s8s32x_convolution.cpp execute_forward_thr, which fills the buffer once with `shift` (0 for u8). openvinotoolkit/oneDNN PR 90 ("Fixed zeropoints for jit gemm int8 3d conv") has been open on this path since 2021.
+Mechanism: OpenVINO's oneDNN fork, src/cpu/gemm_convolution_utils.cpp im2col_dt_3d(..., input_zp): padded depth planes get input_zp, padded H/W positions keep what src/cpu/gemm_x8s8s32x_convolution.cpp execute_forward_thr filled once, shift (0 for u8). openvinotoolkit/oneDNN PR 90 (open since 2021) touches this path.
 """
 import os
 os.environ["ONEDNN_MAX_CPU_ISA"] = "AVX2"  # the convolution OpenVINO picks on CPUs without AVX-512

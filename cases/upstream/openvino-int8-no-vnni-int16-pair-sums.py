@@ -1,17 +1,17 @@
 """[CPU] QDQ int8 convolutions on CPUs without VNNI are off by up to 159 units: uint8 pair sums saturate at int16, int8 sources get their weights halved
 
 Kind: wrong-value
-Ask: a fix: exact results without VNNI (the f32-accumulating i8 convolution OpenVINO already runs for a nonzero input zero point is exact), or at least a warning for such models.
+Ask: a fix: exact results without VNNI (OpenVINO's f32-accumulating i8 convolution, used for nonzero input zero points, is exact), or a warning.
 
-What happens: DequantizeLinear -> Conv -> QuantizeLinear compiled where oneDNN has no VNNI (AVX2 CPUs, or ONEDNN_MAX_CPU_ISA=AVX2 / AVX512_CORE as here): uint8 activations 255 against int8 weights 127 over 4 channels, y_scale 1000, give 66 instead of 130 (each pair of products clipped to 32767); int8 activations 1 against a 3-tap kernel of ones give 0 instead of 3 (each weight w acts as 2 * round(w / 2)). A 3x3 conv2d 16 -> 6 on full-range data is 47 units off on 127 of 150 outputs; with VNNI the same models are exact.
+What happens: QDQ convolutions compiled where oneDNN has no VNNI (AVX2 CPUs; ONEDNN_MAX_CPU_ISA=AVX2 or AVX512_CORE here): uint8 255 against int8 127 over 4 channels, y_scale 1000, give 66 instead of 130 (each pair of products clipped to int16); int8 ones against a 3-tap kernel of ones give 0 instead of 3 (each weight acts as 2 * round(w / 2)). A 3x3 conv2d 16 -> 6 on full-range data is 47 units off on 127 of 150 outputs. With VNNI the same models are exact.
 
-Expected: exact int32 accumulation (https://onnx.ai/onnx/operators/onnx__QLinearConv.html; QDQ form): 130 and 3, as OpenVINO gives with VNNI. The saturation note (https://docs.openvino.ai/latest/pot_saturation_issue.html) covers POT-quantized weights, not QDQ models, nor halved int8-source weights.
+Expected: exact int32 accumulation (https://onnx.ai/onnx/operators/onnx__QLinearConv.html): 130 and 3. The saturation note (https://docs.openvino.ai/latest/pot_saturation_issue.html) covers POT-quantized weights, not QDQ models or halved int8-source weights.
 
-Mechanism: OpenVINO's oneDNN: without VNNI the u8 x s8 kernels (jit_avx2_I8, brgconv_avx512_I8 under an AVX512_CORE cap) multiply with vpmaddubsw, whose adjacent-pair sums saturate at int16; for s8 sources src/cpu/x64/jit_uni_x8s8s32x_conv_kernel.cpp and jit_avx512_core_x8s8s32x_conv_kernel.cpp init_conf set weights scale_adjust = 0.5 where !has_int8_vnni.
+Mechanism: OpenVINO's oneDNN: the u8 x s8 kernels without VNNI multiply with vpmaddubsw (int16 pair sums); for s8 sources jit_uni_x8s8s32x_conv_kernel.cpp and jit_avx512_core_x8s8s32x_conv_kernel.cpp init_conf set scale_adjust = 0.5 where !has_int8_vnni.
 
 Symptoms:
 - uint8 activations, full-range data: int16 pair saturation
-- int8 activations with zero point 0: odd weights rounded to even
+- int8 activations, zero point 0: odd weights rounded to even
 """
 import os
 os.environ["ONEDNN_MAX_CPU_ISA"] = "AVX2"  # the int8 kernels of a CPU without VNNI

@@ -3,11 +3,11 @@
 Kind: valid-refused
 Ask: a fix: compile such a model at the default bf16 precision as it compiles at f32 (or fall back to f32 for that node).
 
-What happens: DequantizeLinear(x int8, zero point 3) -> Conv -> QuantizeLinear fails in compile_model on CPUs whose default INFERENCE_PRECISION_HINT is bf16 (AVX512_BF16 or AMX; measured on AMD Zen 4 and Intel Xeons): "Check '!implementations.empty()' failed at src/plugins/intel_cpu/src/nodes/executors/executor_factory.hpp:117: No suitable implementations". With INFERENCE_PRECISION_HINT f32 the same model compiles (i8/brgconv_avx512_f32); x_zero_point 0, uint8 inputs (except in a depthwise Conv 3-D) and the usual float -> QuantizeLinear -> DequantizeLinear -> Conv (a u8 convolution) compile at bf16 too, all within one unit of exact integer arithmetic. ONEDNN_MAX_CPU_ISA=AVX2 leaves the default, and the failure, as they are.
+What happens: DequantizeLinear(x int8, zero point 3) -> Conv -> QuantizeLinear fails in compile_model where the default INFERENCE_PRECISION_HINT is bf16 (AVX512_BF16 or AMX; AMD Zen 4 and Intel Xeons): "Check '!implementations.empty()' failed at src/plugins/intel_cpu/src/nodes/executors/executor_factory.hpp:117: No suitable implementations". With INFERENCE_PRECISION_HINT f32 it compiles (i8/brgconv_avx512_f32); zero point 0, uint8 inputs (except depthwise Conv 3-D) and float -> QuantizeLinear -> DequantizeLinear -> Conv compile at bf16 too, within one unit of exact.
 
 Expected: the model computes y = saturate(round(sum((x - x_zero_point) * w) * x_scale * w_scale / y_scale) + y_zero_point) (https://onnx.ai/onnx/operators/onnx__QLinearConv.html; QDQ form), here [[-54, -45], [-18, -9]].
 
-Mechanism: not located to a line: the executor factory finds no entry of src/plugins/intel_cpu/src/nodes/executors/convolution_implementations.cpp for the configuration the bf16 pipeline gives a convolution whose input zero point is not fused; the f32 pipeline finds the dnnl brgconv one.
+Mechanism: not located to a line: the executor factory finds no entry of convolution_implementations.cpp for the configuration the bf16 pipeline gives a convolution whose input zero point is not fused.
 
 Symptoms:
 - int8 activations with a nonzero zero point, any convolution

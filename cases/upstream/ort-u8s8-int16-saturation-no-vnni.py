@@ -1,13 +1,13 @@
 """QLinearConv with full-range uint8 activations is off by up to 91 units on x86 CPUs without VNNI (MLAS int16 pair sums), with no warning at run time
 
 Kind: by-design-undocumented
-Ask: a warning when a u8 x s8 convolution with weights beyond 7 bits runs on a CPU without VNNI (or an exact fallback there); the quantization guide covers models made by ONNX Runtime's own quantizer, not QLinearConv or QDQ models from elsewhere.
+Ask: a warning when a u8 x s8 convolution with weights beyond 7 bits runs on a CPU without VNNI, or an exact fallback there.
 
-What happens: On an AVX2-only AMD EPYC (onnxruntime 1.32.0, 2026-11-25) 33 of 35 forward QLinearConv models with full-range uint8 activations were off, up to 91 units of y, each equal bit for bit to the result with adjacent product pairs clipped to int16; for the model below (255 x 127 over 4 input channels, y_scale 1000) that clipping gives 66 instead of 130. The fused DequantizeLinear -> Conv -> QuantizeLinear group runs the same kernel. With AVX512_VNNI, AVX_VNNI or AMX the result is exact (as on the CPU that produced the output below); depthwise convolutions and one output channel take other kernels and are exact. MLAS decides from CPUID, so no setting reproduces it on a VNNI CPU.
+What happens: On an AVX2-only AMD EPYC (onnxruntime 1.32.0, 2026-11-25) 33 of 35 forward QLinearConv models with full-range uint8 activations were off, up to 91 units of y, each equal to the result with adjacent product pairs clipped to int16; for the model below (255 x 127 over 4 channels, y_scale 1000) that gives 66 instead of 130. With AVX512_VNNI, AVX_VNNI or AMX it is exact (as on the CPU below); MLAS decides from CPUID, so no setting shows it on a VNNI CPU.
 
-Expected: exact int32 accumulation (https://onnx.ai/onnx/operators/onnx__QLinearConv.html): 130. The guide (https://onnxruntime.ai/docs/performance/model-optimizations/quantization.html) documents the saturation on this path and recommends reduce_range or U8U8 when quantizing.
+Expected: exact int32 accumulation (https://onnx.ai/onnx/operators/onnx__QLinearConv.html): 130. The quantization guide (https://onnxruntime.ai/docs/performance/model-optimizations/quantization.html) documents this for ONNX Runtime's own quantizer, not for models from elsewhere.
 
-Mechanism: MLAS's x86 u8 x s8 kernels without VNNI (onnxruntime/core/mlas/lib, QgemmU8X8KernelAvx2 and the AVX512BW kernel) multiply with vpmaddubsw, which adds adjacent products into a saturating int16 before widening.
+Mechanism: MLAS's x86 u8 x s8 kernels without VNNI (QgemmU8X8KernelAvx2, the AVX512BW kernel) add adjacent products into a saturating int16 with vpmaddubsw.
 """
 import sys
 import numpy as np

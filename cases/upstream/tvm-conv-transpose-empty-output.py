@@ -3,11 +3,11 @@
 Kind: invalid-accepted
 Ask: an error for a transposed convolution whose output length along an axis is 0 or less, as TOPI's conv already raises for the forward case.
 
-What happens: R.nn.conv1d_transpose over a length-3 input, kernel 2, strides 2, padding [3, 3] (output length (3-1)*2 + 2 - 6 = 0) is typed R.Tensor((1, 1, 0)), compiles, and the module returns an empty (1, 1, 0) tensor. The ONNX importer reaches the same op (an ONNX ConvTranspose with pads [3, 3] returns (1, 1, 0) too), and 2-D/3-D behave alike. The forward R.nn.conv1d with a zero-length output (input 4, kernel 5) is refused at compile time: "Invalid conv parameters: lead to negative output shape [0]". PyTorch refuses the transposed case ("Output size is too small"), as does ONNX Runtime.
+What happens: R.nn.conv1d_transpose over a length-3 input, kernel 2, strides 2, padding [3, 3] (output length 0) is typed R.Tensor((1, 1, 0)), compiles, and returns an empty tensor; the ONNX importer's ConvTranspose too, and 2-D/3-D alike. R.nn.conv1d with a zero-length output is refused at compile time ("Invalid conv parameters: lead to negative output shape [0]"). PyTorch and ONNX Runtime refuse the transposed case.
 
-Expected: an error: the output length (L - 1) * stride - pad_begin - pad_end + dilation * (kernel - 1) + output_padding + 1 must be at least 1 (https://pytorch.org/docs/stable/generated/torch.nn.ConvTranspose1d.html).
+Expected: an error: the output length (L - 1) * stride - pads + dilation * (kernel - 1) + output_padding + 1 must be at least 1 (https://pytorch.org/docs/stable/generated/torch.nn.ConvTranspose1d.html).
 
-Mechanism: src/relax/op/nn/convolution.cc, InferTypeConv1dTranspose (out_w at line 718, main 5d4dc87; likewise the 2-D and 3-D ones) computes the length without a lower bound, and the conv*_transpose TOPI computes have no check like topi.nn.conv's (python/tvm/topi/nn/conv2d.py line 880).
+Mechanism: src/relax/op/nn/convolution.cc, InferTypeConv1dTranspose (out_w at line 718, main 5d4dc87; likewise 2-D, 3-D) has no lower bound, and the TOPI transposed convolutions lack topi.nn.conv's check (conv2d.py line 880).
 """
 import sys
 import numpy as np

@@ -3,16 +3,16 @@
 Kind: wrong-value
 Ask: a fix: accumulate half-type convolutions in float32 and round once, also where the ONNX importer and the conv2d gradient leave out_dtype unset.
 
-What happens: R.nn.conv2d on float16 data without out_dtype rounds every product and partial sum to float16: 4096 ones against ones give 2048 (2048 + 1 rounds back to 2048), where out_dtype="float32" gives 4096, exact in float16. Short sums lose too: x = [2048, 1, 1, 1, 1, 1] over 6 channels gives 2048, not 2052. bfloat16 rounds the running sum to bfloat16 (512 ones: 256). The ONNX importer and conv2d's gradient leave out_dtype unset too; on ordinary data the error reaches 2.3x that of a float32-accumulated sum.
+What happens: R.nn.conv2d on float16 data without out_dtype rounds every product and partial sum to float16: 4096 ones against ones give 2048 (2048 + 1 rounds back to 2048); out_dtype="float32" gives 4096, exact in float16. Short sums too: [2048, 1, 1, 1, 1, 1] over 6 channels gives 2048, not 2052. bfloat16 rounds the running sum (512 ones: 256). The ONNX importer and conv2d's gradient leave out_dtype unset as well.
 
-Expected: the sum rounded once to the half type, as PyTorch (CPU) and ONNX Runtime compute it: 4096, 2052 and 512.
+Expected: the sum rounded once, as PyTorch (CPU) and ONNX Runtime give: 4096, 2052, 512.
 
-Mechanism: python/tvm/topi/nn/conv2d.py, conv (lines 806-807, main 5d4dc87): out_dtype None becomes the input dtype, and the te.sum below accumulates in it; python/tvm/relax/transform/legalize_ops/nn.py, _nn_conv2d (line 84), passes None when the op has no out_dtype; the conv*_transpose legalizers pass the output dtype.
+Mechanism: python/tvm/topi/nn/conv2d.py conv (lines 806-807, main 5d4dc87): out_dtype None becomes the input dtype and the te.sum accumulates in it; legalize_ops/nn.py _nn_conv2d (line 84) passes None.
 
 Symptoms:
-- float16/bfloat16 Conv and ConvTranspose, direct and through the ONNX importer, sums of 24 terms or more
-- short bfloat16 and float16 sums: near the float32-accumulation error bound, data-dependent
-- float16 gradients of conv2d (3844 ones sum to 2048 in grad_weight)
+- float16/bfloat16 Conv and ConvTranspose, direct and through the ONNX importer
+- short sums: near the float32-accumulation error bound, data-dependent
+- float16 conv2d gradients (3844 ones sum to 2048 in grad_weight)
 """
 import sys
 import numpy as np

@@ -3,15 +3,15 @@
 Kind: wrong-value
 Ask: support output_shape (pads derived as the operator text says, as the Relay importer did in PR 11076), or raise an error instead of dropping it.
 
-What happens: A ConvTranspose with strides 2, kernel 3 and output_shape [5] over a length-3 input (x [1, 2, 3], w [1, 10, 100]) imports as R.nn.conv1d_transpose with padding [0, 0] and returns 7 elements, [1, 10, 102, 20, 203, 30, 300], where the model declares 5 and ONNX Runtime 1.32 returns [10, 102, 20, 203, 30]. In 2-D, output_shape 9x9 over 5x5 (kernel 3, strides 2) gives 11x11, whose [1:10] block is the expected output. With output_padding given beside output_shape the result is output_padding longer still. A following node of the declared shape then fails at import.
+What happens: A ConvTranspose with strides 2, kernel 3 and output_shape [5] over x [1, 2, 3], w [1, 10, 100] imports as R.nn.conv1d_transpose with padding [0, 0] and returns 7 elements, [1, 10, 102, 20, 203, 30, 300], where the model declares 5 and ONNX Runtime 1.32 returns [10, 102, 20, 203, 30]. In 2-D, output_shape 9x9 over 5x5 gives 11x11. A following node of the declared shape then fails at import.
 
-Expected: "output_shape can also be explicitly specified in which case pads values are auto generated": total_padding = stride * (L - 1) + output_padding + ((k - 1) * d + 1) - output_shape, split begin/end (https://onnx.ai/onnx/operators/onnx__ConvTranspose.html): here pads [1, 1].
+Expected: "output_shape can also be explicitly specified in which case pads values are auto generated" (https://onnx.ai/onnx/operators/onnx__ConvTranspose.html): pads [1, 1] here.
 
-Mechanism: python/tvm/relax/frontend/onnx/onnx_frontend.py, ConvTranspose._impl_v1, never reads output_shape; PR 19450, which added auto_pad there, left it "unsupported", but nothing reports that to the user.
+Mechanism: python/tvm/relax/frontend/onnx/onnx_frontend.py, ConvTranspose._impl_v1, never reads output_shape; PR 19450 left it unsupported, silently.
 
 Symptoms:
 - output_shape alone: the full, unpadded output
-- output_shape with output_padding: output_padding longer still, and output_padding >= stride refused even with a larger dilation
+- with output_padding too: longer still; output_padding >= stride refused even where the dilation allows it
 """
 import sys
 import numpy as np

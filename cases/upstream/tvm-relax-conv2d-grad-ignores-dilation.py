@@ -3,11 +3,11 @@
 Kind: wrong-value
 Ask: a fix: use the dilated kernel extent, dilation * (kernel - 1) + 1, when conv2d_grad computes output_padding.
 
-What happens: Taking relax.transform.Gradient of sum(R.nn.conv2d(x 1x1x5x5, w 1x1x3x3, strides=4, dilation=2)) returns a grad_input of shape (1, 1, 7, 7) for the 5x5 input: the right values in the top-left 5x5 block, then two extra rows and columns of zeros. Where the output_padding it computes is not below the stride (strides 1, dilation 2, kernel 3), building the gradient fails instead: "Conv2dTranspose expects the output padding less than the strides". grad_weight is right.
+What happens: Taking relax.transform.Gradient of sum(R.nn.conv2d(x 1x1x5x5, w 1x1x3x3, strides=4, dilation=2)) gives a grad_input of shape (1, 1, 7, 7) for the 5x5 input: right values in the top-left 5x5, then two rows and columns of zeros. Where the output_padding it computes is not below the stride (strides 1), building the gradient fails: "Conv2dTranspose expects the output padding less than the strides".
 
 Expected: grad_input has the input's shape; here w's taps scattered every second element of a 5x5 zero array (the adjoint of the dilated convolution).
 
-Mechanism: python/tvm/relax/op/_op_gradient.py, conv2d_grad (lines 1201-1204, main 5d4dc87): out_h = (grad_h - 1) * stride_h - pad_top - pad_bottom + filter_h leaves out the dilation, so output_padding = in_h - out_h comes out (dilation - 1) * (kernel - 1) too large. PyTorch had the same bug class in _grad_input_padding (pytorch/pytorch#16012).
+Mechanism: python/tvm/relax/op/_op_gradient.py, conv2d_grad (lines 1201-1204, main 5d4dc87): out_h = (grad_h - 1) * stride_h - pad_top - pad_bottom + filter_h omits the dilation, so output_padding comes out (dilation - 1) * (kernel - 1) too large (the class of pytorch/pytorch#16012).
 """
 import sys
 import numpy as np

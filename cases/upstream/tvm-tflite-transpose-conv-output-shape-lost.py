@@ -3,11 +3,11 @@
 Kind: wrong-value
 Ask: a fix: with VALID padding, add the difference between output_shape and the full output as output_padding (or padding at the end), as the SAME branch already uses output_shape.
 
-What happens: A tf.nn.conv2d_transpose(x 1x5x5x3, kernel 3x3, strides 2, "VALID", output_shape [1, 12, 12, 4]) converts to a TFLite TRANSPOSE_CONV whose output tensor is 1x12x12x4; from_tflite imports it as R.nn.conv2d_transpose with padding 0 and no output_padding, returning 1x11x11x4, without a warning. For conv1d_transpose (TensorFlow lowers it through 2-D plus reshapes) the following reshape to the stated length fails at import: "Reshape expects the new shape to be convertible from the old shape"; a following node of the stated shape fails the same way in 2-D and 3-D.
+What happens: A tf.nn.conv2d_transpose(x 1x5x5x3, kernel 3x3, strides 2, "VALID", output_shape [1, 12, 12, 4]) converts to a TFLite TRANSPOSE_CONV with a 1x12x12x4 output; from_tflite imports it as R.nn.conv2d_transpose with padding 0 and no output_padding, returning 1x11x11x4, silently. A 1-D one fails at import instead ("Reshape expects the new shape to be convertible from the old shape"), as does any following node of the stated shape.
 
-Expected: the output_shape tensor's shape, as TensorFlow and the TFLite interpreter return it: the full 11x11 transposed convolution, then one row and one column no input reaches (https://www.tensorflow.org/api_docs/python/tf/nn/conv2d_transpose).
+Expected: the output_shape tensor's shape, as TensorFlow and the TFLite interpreter give (https://www.tensorflow.org/api_docs/python/tf/nn/conv2d_transpose).
 
-Mechanism: python/tvm/relax/frontend/tflite/tflite_frontend.py, OperatorConverter.convert_transpose_conv: for VALID it sets padding (0, 0, 0, 0) and uses output_shape only for the channel check; convert_conv3d_transpose never reads it. Arm NN had the same bug (ARM-software/armnn#751).
+Mechanism: python/tvm/relax/frontend/tflite/tflite_frontend.py, convert_transpose_conv: for VALID, padding (0, 0, 0, 0) and output_shape used only for the channel check; convert_conv3d_transpose never reads it.
 """
 import os
 os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"  # quieter TensorFlow logs; no effect on the conversion
