@@ -10,6 +10,9 @@ The contract, versioned by API_VERSION (major: a change that breaks adapters; mi
   `builds_per_case`, `preload`, `excludes`; the methods `setup`, `device_reason`, `supports`,
   `epilogue_reason`, `run` (and optionally `run_gradients`, `prepare`, `host_facts`, `fingerprint`,
   `version`, `unavailable_reason`). `name` is set from the registration.
+- 1.2 added `Capabilities.unbatched` and `Capabilities.torch_same`, and `input_reason(case)`, which the worker
+  asks before `supports()`: an unbatched case, or torch's padding='same' where it is not TensorFlow's, is
+  declared unsupported on an adapter whose capabilities do not say it states them.
 - `run(case, inputs, device) -> Output`, or raise `Unsupported` (the adapter cannot express the case)
   or `Rejected` (the framework raised on it: `raise Rejected(first_line(exc)) from exc`). It is called for
   every case `supports()` accepts, `expect: invalid` cases included. Any other exception is recorded as
@@ -23,7 +26,13 @@ The contract, versioned by API_VERSION (major: a change that breaks adapters; mi
   an `expect: invalid` case**, which has no valid convolution to resolve. An adapter hands such a case's
   parameters to its framework as the case states them (`case.padding`: explicit pairs, or "same" / "valid"),
   for the framework to refuse; where its framework's API can only take what the geometry resolves, it
-  raises `Unsupported` saying so. `Inputs` (harness.numerics.inputs): x in the case layout, w in the
+  raises `Unsupported` saying so. An invalid case may also state a weight of another shape (`case.weight_shape`,
+  any rank), per-tensor dtypes (`case.tensor_dtypes`: integer, complex or mixed) and values no convolution has
+  (stride, dilation or groups below 1, negative padding): `inputs` hold exactly those tensors, and run() hands
+  them and the values to the framework unchanged, never casting, reshaping or clamping them (a layout permutation
+  the weight's rank does not allow is left out); the framework's refusal, at the op or where its API first
+  meets the input, is the answer. `case.unbatched` (valid or not): x and the output have no batch axis.
+  `Inputs` (harness.numerics.inputs): x in the case layout, w in the
   canonical weight layout, b, the epilogue's constants, a quantized case's parameters.
 - `first_line(exc)`: an exception's first line, as records show it.
 An adapter checks the contract it was written against with `require_api(1)`.
@@ -44,7 +53,7 @@ from harness.numerics.inputs import Inputs
 
 HostFact = str | int | float | bool | list[str]
 
-API_VERSION = (1, 1)
+API_VERSION = (1, 2)
 
 
 def require_api(major: int, minor: int = 0) -> None:
@@ -106,6 +115,12 @@ class Capabilities:
     dtypes: tuple[str, ...] = FLOAT_DTYPES  # quantized dtypes: Backend.quantized
     devices: tuple[str, ...] = ("cpu", "cuda")
     gradients: str = "none"                   # how run_gradients differentiates (e.g. "autograd"), or none
+    # Since 1.2: run() hands the framework an unbatched input (no batch axis) as it is, and the framework's
+    # convolution takes that form (torch's does; TensorFlow's, ONNX's and most others need the batch axis).
+    unbatched: bool = False
+    # Since 1.2: run() passes torch's padding='same' as such (same_convention: torch), so the framework itself
+    # decides a stride > 1 or a transposed conv with it; elsewhere `same` is TensorFlow's.
+    torch_same: bool = False
 
 
 class Backend:
@@ -195,6 +210,19 @@ class Backend:
         missing = [op for op in dict.fromkeys(case.epilogue) if op not in self.epilogue_ops]
         if missing:
             return f"{self.name} does not run the epilogue op(s) {', '.join(missing)} (this adapter applies: {', '.join(self.epilogue_ops) or 'none'})"
+        return None
+
+    def input_reason(self, case: Case) -> str | None:
+        """Why run() cannot hand the framework this case's input as the case states it (None when it can),
+        from `capabilities`: an unbatched input where the framework's convolution takes a batch axis only, or
+        torch's padding='same' where it differs from TensorFlow's (a stride > 1, a transposed conv) on a
+        framework that spells SAME TensorFlow's way. The worker asks it before supports()."""
+        if case.unbatched and not self.capabilities.unbatched:
+            return f"{self.name}: {self.framework}'s convolution takes an input with a batch axis only (no unbatched form)"
+        if case.same_convention == "torch" and not self.capabilities.torch_same and (
+                case.transpose or any(s > 1 for s in case.stride)):
+            return (f"{self.name}: torch's padding='same' with a stride > 1 or on a transposed conv has no "
+                    f"{self.framework} spelling (its SAME is TensorFlow's, defined for any stride)")
         return None
 
     def run(self, case: Case, inputs: Inputs, device: str) -> Output:

@@ -38,3 +38,39 @@ def test_an_invalid_quantized_case_has_neutral_parameters_and_keeps_what_is_pinn
 def test_no_adapter_error_on_invalid_cases(backend: str) -> None:
     for r in run_on(CASES, [backend], timeout=120.0):
         assert r.status in ("pass", "accepted_invalid", "unsupported", "crash"), (r.case_id, r.status, r.message)
+
+
+# Every invalid input a framework can be given (cases/invalid_inputs.yaml), one of each form, and torch's unbatched
+# input: adapters hand them over as stated. torch refuses each invalid one (its error inputs, whatever the CPU);
+# a backend whose framework cannot be given the input at all says unsupported, never `error`.
+FORMS = [
+    make_case(id="stride_negative", **{**GROUPS_NOT_DIVIDING, "groups": 1}, stride=-1),
+    make_case(id="padding_negative", **{**GROUPS_NOT_DIVIDING, "groups": 1}, padding=[-1, 1]),
+    make_case(id="groups_zero", **{**GROUPS_NOT_DIVIDING, "groups": 0}),
+    make_case(id="weight_rank", **{**GROUPS_NOT_DIVIDING, "groups": 1}, weight_shape=[6, 4, 3]),
+    make_case(id="mixed_dtypes", **{**GROUPS_NOT_DIVIDING, "groups": 1}, dtype="float64", input_dtype="int64",
+              weight_dtype="int64"),
+    make_case(id="torch_same_strided", **{**GROUPS_NOT_DIVIDING, "groups": 1}, padding="same",
+              same_convention="torch", stride=2),
+    make_case(id="transpose_dilation_zero", **{**GROUPS_NOT_DIVIDING, "op": "conv_transpose2d", "groups": 1},
+              dilation=0),
+]
+UNBATCHED = make_case(id="unbatched", op="conv_transpose1d", in_channels=2, out_channels=3, input_size=5, kernel_size=3,
+                      stride=2, output_padding=1, bias=True, unbatched=True)
+
+
+def test_torch_refuses_every_invalid_form_and_runs_the_unbatched_case() -> None:
+    records = {r.case_id: r for r in run_on([*FORMS, UNBATCHED], ["torch"], timeout=120.0)}
+    for case in FORMS:
+        assert records[case.id].status == "pass", (case.id, records[case.id].message)
+        assert records[case.id].message.startswith("rejected as expected"), records[case.id].message
+    assert records["unbatched"].status == "pass" and records["unbatched"].max_abs_err is not None
+
+
+@pytest.mark.parametrize("backend", ["tensorflow", "jax", "onnxruntime", "tvm"])
+def test_no_adapter_error_on_any_invalid_form(backend: str) -> None:
+    records = run_on([*FORMS, UNBATCHED], [backend], timeout=120.0)
+    for r in records:
+        assert r.status in ("pass", "accepted_invalid", "unsupported", "crash"), (r.case_id, r.status, r.message)
+    unbatched = next(r for r in records if r.case_id == "unbatched")
+    assert unbatched.status == "unsupported" and "batch axis only" in unbatched.message

@@ -247,6 +247,7 @@ class ExecutorchBackend(ExecutorchBase):
         dtypes=("float32 (XNNPACK)", "float16 (XNNPACK)", "float64 (not delegated: runtime kernels)",
                 "bfloat16 (not delegated: runtime kernels)"),
         devices=("cpu",),
+        unbatched=True, torch_same=True,  # the module takes them as torch does: exported and lowered as given
     )
 
     def setup(self, device: str) -> None:
@@ -270,6 +271,7 @@ class ExecutorchPortableBackend(ExecutorchBase):
         ops=OPS_2D, padding=PADDING, padding_identities=IDENTITIES,
         layouts=("channels_first", "channels_last: movedim in forward (exact permutation)"),
         dtypes=FLOAT_DTYPES, devices=("cpu",),
+        unbatched=True, torch_same=True,  # the module takes them as torch does: exported and lowered as given
     )
 
     def epilogue_reason(self, case: Case) -> str | None:

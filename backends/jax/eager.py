@@ -31,6 +31,7 @@ import numpy as np
 from backends.artifacts import cache_base
 from backends.base import Backend, Capabilities, HostFact, Output, Rejected, Unsupported, first_line
 from backends.jax import epilogue as jax_epilogue
+from backends.pads import stated_pads
 from harness.model.case import Case
 from harness.numerics.inputs import NUMPY_DTYPES, Inputs
 
@@ -49,9 +50,8 @@ def _explicit(case: Case) -> tuple[Pairs, tuple[int, ...]]:
     """Explicit pads and tail extension; for an invalid case, what the user wrote."""
     if case.geometry is not None:
         return case.geometry.pads, case.geometry.extend
-    pads = case.padding if isinstance(case.padding, tuple) else ((0, 0),) * case.rank
     ext = case.output_padding if case.transpose and case.output_padding else (0,) * case.rank
-    return pads, ext
+    return tuple(stated_pads(case)), ext
 
 
 def _dilated_kernel(case: Case) -> list[int]:
@@ -116,16 +116,17 @@ def lax_call(case: Case) -> LaxCall:
             "window_strides": stride, "padding": padding, "rhs_dilation": dil,
             "dimension_numbers": dn, "feature_group_count": case.groups}, notes=notes, **common)
     ke = _dilated_kernel(case)
-    if case.groups > 1:
+    if case.groups != 1:  # below 1 (an invalid case): the same call, the weight as given, for XLA to judge
         notes.append("grouped transpose: jax.lax.conv_transpose has no feature_group_count; its own "
                      "lowering (conv_general_dilated, lhs_dilation=stride, flipped kernel) with "
                      "feature_group_count=groups and the kernel regrouped to (C_out, C_in/g, *k)")
         lax_pads = tuple((k - 1 - pb, k - 1 - pa + e) for k, (pb, pa), e in zip(ke, pads, ext))
         g = case.groups
+        regroup = (g, case.in_channels // g, case.out_channels // g) if g >= 1 else None
         return LaxCall("conv_general_dilated", {
             "window_strides": (1,) * case.rank, "padding": lax_pads, "lhs_dilation": stride,
             "rhs_dilation": dil, "dimension_numbers": dn, "feature_group_count": g},
-            regroup=(g, case.in_channels // g, case.out_channels // g), notes=notes, **common)
+            regroup=regroup, notes=notes, **common)
     if case.padding == "same" or (case.padding == "valid" and all(k >= s for k, s in zip(ke, stride))):
         padding = case.padding.upper()
     else:

@@ -41,7 +41,7 @@ from backends.artifacts import ArtifactCache, case_key, sources_digest
 from backends.base import Backend, Capabilities, Output, Rejected, Unsupported, first_line
 from backends.litert import quant as litert_quant
 from backends.tensorflow.epilogue import TF_EPILOGUE_OPS, Epilogue, residual_names
-from backends.tensorflow.util import NODE_PREFIX, TF_EXCLUDES, weight_transpose
+from backends.tensorflow.util import NODE_PREFIX, TF_EXCLUDES, tf_filter, weight_transpose
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
 
@@ -171,8 +171,7 @@ class LiteRtBackend(Backend):
             self.tfb = TensorFlowBackend()
             self.tfb.setup("cpu")
         tf = self.tfb.tf
-        perm, _ = weight_transpose(case)
-        w_np = np.ascontiguousarray(np.transpose(inputs.w, perm))
+        w_np, _ = tf_filter(case, inputs.w)
         names = residual_names(case)
         record: dict[str, Any] = {}
         to_last, back = layout_perms(case.rank)
@@ -193,7 +192,10 @@ class LiteRtBackend(Backend):
             return y
 
         fn = tf.function(body, autograph=False)
-        specs = [tf.TensorSpec(shape, getattr(tf, dtype), name=n) for n, shape in self.signature(case)]
+        # an invalid float case's x in its own dtype (a quantized one traces its float model, in `dtype`)
+        x_dtype = case.tensor_dtypes[0] if case.geometry is None and not case.quantized else dtype
+        specs = [tf.TensorSpec(shape, getattr(tf, x_dtype if n == "x" else dtype), name=n)
+                 for n, shape in self.signature(case)]
         return fn.get_concrete_function(*specs), fn, record
 
     def convert(self, case: Case, inputs: Inputs) -> tuple[bytes, dict[str, Any]]:

@@ -245,7 +245,10 @@ def build_model(case: Case, w: np.ndarray, b: np.ndarray | None, attrs: dict[str
     if b is not None:
         inits.append(init(b, "b"))
     inits += [init(a, name) for name, a in epilogue_initializers(case, epilogue, w.dtype).items()]
-    graph_inputs = [helper.make_tensor_value_info("x", elem, list(case.input_shape))]
+    x_dtype = case.tensor_dtypes[0]  # an invalid case's x may be stated in another dtype: declared as it is
+    x_elem = elem if x_dtype == case.dtype else onnx.TensorProto.BFLOAT16 if x_dtype == "bfloat16" else \
+        helper.np_dtype_to_tensor_dtype(np.dtype(x_dtype))
+    graph_inputs = [helper.make_tensor_value_info("x", x_elem, list(case.input_shape))]
     graph_inputs += [helper.make_tensor_value_info(n, elem, output_dims(case)) for n in residual_inputs(case)]
     graph = helper.make_graph(
         nodes, "convdiff", graph_inputs, [helper.make_tensor_value_info("y", elem, output_dims(case))],

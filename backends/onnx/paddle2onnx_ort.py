@@ -122,7 +122,9 @@ class Paddle2OnnxOrtBackend(OrtBase):
         if case.epilogue:
             layer = epilogue_layer(paddle, layer, case, inputs.epilogue, args["data_format"])
         layer.eval()
-        spec = [paddle.static.InputSpec(shape, case.dtype, name=n) for n, shape in input_specs(case)]
+        # x in its own dtype (an invalid case may state another), the residuals in the case's
+        spec = [paddle.static.InputSpec(shape, case.tensor_dtypes[0] if n == "x" else case.dtype, name=n)
+                for n, shape in input_specs(case)]
         import paddle2onnx.convert
 
         # paddle2onnx makes its own temporary directories (tempfile.mkdtemp): they go inside ours, removed

@@ -19,8 +19,6 @@ import json
 import logging
 from typing import Any
 
-import numpy as np
-
 from backends.artifacts import ArtifactCache, case_key, sources_digest
 from backends.base import Capabilities, Output, Rejected, first_line
 from backends.onnx.model import residual_arrays, residual_inputs
@@ -28,7 +26,7 @@ from backends.onnx.onnxruntime_backend import OrtBase
 from backends.onnx.torch_onnx_ort import exported_by
 from backends.tensorflow.eager import TensorFlowBackend
 from backends.tensorflow.epilogue import TF_EPILOGUE_OPS, Epilogue
-from backends.tensorflow.util import NODE_PREFIX, TF_EXCLUDES, weight_transpose
+from backends.tensorflow.util import NODE_PREFIX, TF_EXCLUDES, tf_filter, weight_transpose
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
 
@@ -91,8 +89,7 @@ class Tf2OnnxOrtBackend(OrtBase):
     def convert(self, case: Case, inputs: Inputs, nc: bool) -> tuple[bytes, list[str], list[str]]:
         """The TF function converted to a serialized ONNX model; the function's lines and notes."""
         tf = self.tf
-        perm, _ = weight_transpose(case)
-        w_tf = np.ascontiguousarray(np.transpose(inputs.w, perm))
+        w_tf, _ = tf_filter(case, inputs.w)
         record: dict[str, Any] = {}
 
         @tf.function(autograph=False)  # straight-line body: the same graph, no converted source left in /tmp
@@ -104,7 +101,9 @@ class Tf2OnnxOrtBackend(OrtBase):
             record.update(lines=lines, notes=notes)
             return y
 
-        spec = [tf.TensorSpec(shape, getattr(tf, case.dtype), name=n) for n, shape in self.signature(case)]
+        # x in its own dtype (an invalid case may state another), the residuals in the case's
+        spec = [tf.TensorSpec(shape, getattr(tf, case.tensor_dtypes[0] if n == "x" else case.dtype), name=n)
+                for n, shape in self.signature(case)]
         model, _ = self.tf2onnx.convert.from_function(fn, input_signature=spec)
         return model.SerializeToString(), record["lines"], record["notes"]
 

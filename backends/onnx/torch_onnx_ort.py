@@ -69,6 +69,7 @@ class TorchOnnxOrtBackend(OrtBase):
                             "asymmetric transpose: symmetric then slice in forward"),
         layouts=("channels_first", "channels_last: movedim in forward (exact permutation)"),
         dtypes=("float32", "float16 (CPU: float32 between Casts ORT inserts)", "float64: where the provider registers it (CPU: no)"),
+        unbatched=True, torch_same=True,  # the module takes them as torch does: exported as given
     )
 
     def converter_modules(self) -> tuple[tuple[str, str], ...]:

@@ -184,6 +184,8 @@ class PaddleInferenceBackend(Backend):
         spec = {"format": FORMAT, "paddle": self.paddle.__version__, "sources": self._sources,
                 "fn": FUNCTIONS[case.op][0], "kw": self.pdb.translate(case), "dtype": case.dtype,
                 "inputs": input_specs(case), "epilogue": list(case.epilogue), "bias": inputs.b is not None}
+        if case.input_dtype:  # an invalid case's x in its own dtype (the others' keys stay as they were)
+            spec["x_dtype"] = case.input_dtype
         h.update(json.dumps(spec, sort_keys=True, default=str).encode())
         return baked_arrays_digest(case, inputs, h)
 
@@ -198,7 +200,9 @@ class PaddleInferenceBackend(Backend):
         res_names = list(paddle_epilogue.residuals(case, inputs.epilogue)) if n_res else []
 
         def parameter(owner: Any, a: np.ndarray) -> Any:
-            return owner.create_parameter(list(a.shape), dtype=case.dtype,
+            # an invalid case's tensor in its own dtype (never cast to the case's): Paddle decides
+            dtype = case.dtype if case.geometry is not None else a.dtype.name
+            return owner.create_parameter(list(a.shape), dtype=dtype,
                                           default_initializer=paddle.nn.initializer.Assign(a))
 
         class ConvEpilogue(paddle.nn.Layer):  # type: ignore[misc, name-defined]
@@ -225,7 +229,9 @@ class PaddleInferenceBackend(Backend):
     def save(self, case: Case, inputs: Inputs, where: Path) -> None:
         """paddle.jit.save of the layer into `where` (model.json, model.pdiparams)."""
         paddle = self.paddle
-        spec = [paddle.static.InputSpec(shape, case.dtype, name=n) for n, shape in input_specs(case)]
+        x_dtype = case.tensor_dtypes[0]  # an invalid case's x may be stated in another dtype
+        spec = [paddle.static.InputSpec(shape, x_dtype if n == "x" else case.dtype, name=n)
+                for n, shape in input_specs(case)]
         paddle.jit.save(self.layer(case, inputs), str(where / "model"), input_spec=spec)
 
     def model_dir(self, case: Case, inputs: Inputs, scratch: Path) -> tuple[Path, str]:

@@ -22,9 +22,10 @@ from typing import Any
 import numpy as np
 
 from backends.base import Backend, Capabilities, HostFact, Output, Rejected, Unsupported, first_line
+from backends.pads import stated_pads
 from backends.tensorflow import xla_cache as tf_xla_cache
 from backends.tensorflow.epilogue import TF_EPILOGUE_OPS, Epilogue
-from backends.tensorflow.util import NHWC_ONLY, NODE_PREFIX, TF_EXCLUDES, layout_perms, weight_transpose
+from backends.tensorflow.util import NHWC_ONLY, NODE_PREFIX, TF_EXCLUDES, layout_perms, tf_filter
 from backends.torch.eager import tf32_requested
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
@@ -39,12 +40,12 @@ def resolve(case: Case) -> tuple[Pairs, list[int], list[int], list[int]]:
     if case.geometry is not None:
         g = case.geometry
         return list(g.pads), list(g.extend), list(g.out_size), full
-    pads = list(case.padding) if isinstance(case.padding, tuple) else [(0, 0)] * case.rank
+    pads = stated_pads(case)
     ext = list(case.output_padding) if case.transpose and case.output_padding else [0] * case.rank
     if case.transpose:
         out = [f + e - b - a for f, e, (b, a) in zip(full, ext, pads)]
-    else:
-        out = [(n + b + a - k) // s + 1 for n, (b, a), k, s in zip(case.input_size, pads, ke, case.stride)]
+    else:  # a stride below 1 has no output size: 0 (TF is handed the stride itself)
+        out = [(n + b + a - k) // s + 1 if s >= 1 else 0 for n, (b, a), k, s in zip(case.input_size, pads, ke, case.stride)]
     return pads, ext, out, full
 
 
@@ -60,7 +61,7 @@ def same_pads(case: Case) -> Pairs:
 def same_transpose_matches(case: Case, pads: Pairs, out: list[int], full: list[int]) -> bool:
     """Whether TF SAME with output_shape=out crops exactly `pads` (TF derives the crop from out)."""
     for n, s, (pb, _), o, f in zip(case.input_size, case.stride, pads, out, full):
-        if o < 1 or -(-o // s) != n or pb != max(f - o, 0) // 2:
+        if o < 1 or s < 1 or -(-o // s) != n or pb != max(f - o, 0) // 2:
             return False
     return True
 
@@ -309,8 +310,8 @@ class TFBase(Backend):
         tf = self.tf
         with tf.device("/GPU:0" if device == "cuda" else "/CPU:0"):
             x = tf.constant(inputs.x)
-            perm, pre_line = weight_transpose(case)
-            w = tf.constant(np.ascontiguousarray(np.transpose(inputs.w, perm)))
+            w_tf, pre_line = tf_filter(case, inputs.w)
+            w = tf.constant(w_tf)
             b = None if inputs.b is None else tf.constant(inputs.b)
             epi = self.epilogue(case, inputs)
             try:
@@ -370,12 +371,12 @@ class TensorFlowBackend(TFBase):
     def supports(self, case: Case, device: str) -> str | None:
         if case.op == "conv_transpose3d" and case.groups > 1:
             return "grouped conv3d_transpose: tf.nn.conv3d_transpose has no groups (filter depth must equal the input's)"
-        if case.in_channels % case.groups or case.out_channels % case.groups:
+        if case.groups < 1 or case.in_channels % case.groups or case.out_channels % case.groups:
             return "tf.nn conv has no groups argument (groups = input depth / filter depth): a groups value " \
-                   "that does not divide the channels cannot be stated"
+                   "below 1 or not dividing the channels cannot be stated"
         if case.op == "conv3d" and case.groups > 1:
             return "grouped conv3d: tf.nn.conv3d has no groups (filter in_channels must equal the input's)"
-        if case.geometry is None and nn_call(case, True).crop is not None:
+        if case.geometry is None and any(p != (0, 0) for p in nn_call(case, True).crop or ()):
             return (f"{case.op}: tf.nn.{case.op.replace('_transpose', '')}_transpose takes no explicit padding; the "
                     "adapter crops it after a VALID transpose, so an invalid case's padding would be judged by "
                     "that crop, not by TensorFlow")

@@ -18,7 +18,7 @@ import numpy as np
 from backends.base import Backend, Capabilities, Output, Rejected, Unsupported
 from backends.tensorflow.eager import TensorFlowBackend
 from backends.tensorflow.epilogue import Epilogue, residual_names
-from backends.tensorflow.util import NHWC_ONLY, framework_message, weight_transpose
+from backends.tensorflow.util import NHWC_ONLY, framework_message, tf_filter
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
 
@@ -45,8 +45,7 @@ class TensorFlowGraphBackend(TensorFlowBackend):
     def traced(self, case: Case, inputs: Inputs, device: str, refused: str) -> tuple[Any, list[str], list[str]]:
         """Trace and run one fresh tf.function: (y, code lines of its body, notes)."""
         tf = self.tf
-        perm, pre_line = weight_transpose(case)
-        w_np = np.ascontiguousarray(np.transpose(inputs.w, perm))
+        w_np, pre_line = tf_filter(case, inputs.w)
         names = residual_names(case)
         record: dict[str, list[str]] = {}
 

@@ -126,11 +126,11 @@ class KerasBackend(TFBase):
         return f"{super().version()} (keras {Backend.version(self)})"
 
     def supports(self, case: Case, device: str) -> str | None:
-        if case.transpose and case.groups > 1:
-            return "grouped transposed convolution: keras ConvNDTranspose has no groups argument"
+        if case.transpose and case.groups != 1:
+            return f"transposed convolution with groups {case.groups}: keras ConvNDTranspose has no groups argument"
         if max(case.stride) > 1 and max(case.dilation) > 1:
             return "keras conv layers: strides > 1 together with dilation_rate > 1 is not supported"
-        if case.geometry is None and layer_call(case, True).crop is not None:
+        if case.geometry is None and any(p != (0, 0) for p in layer_call(case, True).crop or ()):
             return (f"{case.op}: keras ConvNDTranspose takes no explicit padding; the adapter crops it after "
                     "'valid', so an invalid case's padding would be judged by that crop, not by Keras")
         return None

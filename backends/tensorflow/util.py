@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 from harness.model.case import Case
 
 # what `import tensorflow` also imports when installed, that no TensorFlow path here uses (Backend.excludes)
@@ -19,6 +21,15 @@ def weight_transpose(case: Case) -> tuple[list[int], str]:
     """Permutation of the canonical weight to TF's filter layout, and the line that says it."""
     perm = [*range(2, 2 + case.rank), 1, 0]
     return perm, f"w = tf.transpose(w_canonical, {perm})  # -> (*k, {'O, I' if case.transpose else 'I/g, O'})"
+
+
+def tf_filter(case: Case, w: np.ndarray) -> tuple[np.ndarray, str]:
+    """The canonical weight in TF's filter layout, and the line that says it. An invalid case's weight of
+    another rank has no such permutation: it goes to TensorFlow as given, for TF to refuse."""
+    perm, line = weight_transpose(case)
+    if w.ndim != len(perm):
+        return w, f"w = w_canonical  # a {w.ndim}-D weight, as given"
+    return np.ascontiguousarray(np.transpose(w, perm)), line
 
 
 def framework_message(exc: BaseException) -> str:

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from backends.base import Backend, Capabilities, HostFact, Output, Rejected, first_line
+from backends.pads import stated_pads
 from backends.torch import epilogue as torch_epilogue
 from backends.torch.threads import TorchThreads
 from harness.model.case import EPILOGUE_OPS, Case
@@ -49,6 +50,10 @@ def invalid_padding_reason(case: Case) -> str | None:
             and any(b != a for b, a in case.padding):
         return ("invalid transposed conv with asymmetric padding: torch's padding is symmetric, and the "
                 "min(before, after) + crop that states a valid case would judge this one, not torch")
+    if case.geometry is None and isinstance(case.padding, tuple) and any(b != a for b, a in case.padding) \
+            and min(v for pair in case.padding for v in pair) < 0:
+        return ("invalid conv with asymmetric negative padding: torch's conv padding is symmetric, and "
+                "F.pad, which states asymmetric padding, crops by a negative amount (its documented meaning)")
     return None
 
 
@@ -56,6 +61,14 @@ def invalid_padding_reason(case: Case) -> str | None:
 # autograd.grad and every compile path import at first use. The paths that import torch beside another framework
 # list these first, so that their templates fork from torch's (zygote.parent_of) instead of importing it again.
 TORCH_TEMPLATE = ("torch", "torch.fx.experimental.symbolic_shapes")
+
+
+def bf16_subnormals(torch: Any) -> str:
+    """What torch's bfloat16 CPU conv does with a subnormal input (2^-128, weights 16: a normal result), a live
+    probe: `kept`, or `flushed` where oneDNN's AVX512_BF16 instructions treat it as zero (they ignore MXCSR)."""
+    x = torch.full((1, 1, 1, 1), 2.0 ** -128, dtype=torch.bfloat16)
+    y = torch.nn.functional.conv2d(x, torch.full((1, 1, 1, 1), 16.0, dtype=torch.bfloat16))
+    return "kept" if float(y.reshape(-1)[0]) != 0.0 else "flushed"
 
 
 class TorchBackend(TorchThreads, Backend):
@@ -70,6 +83,8 @@ class TorchBackend(TorchThreads, Backend):
         padding_identities=("asymmetric conv: F.pad then VALID", "same with stride > 1: explicit pads",
                             "asymmetric transpose: symmetric then crop"),
         gradients="torch.autograd.grad",
+        unbatched=True,
+        torch_same=True,
     )
 
     def setup(self, device: str) -> None:
@@ -107,6 +122,7 @@ class TorchBackend(TorchThreads, Backend):
             "torch_onednn_version": onednn.group(1) if onednn else "none",
             "torch_mkl_version": mkl.group(1) if mkl else "none",
             "torch_threads": int(torch.get_num_threads()),
+            "torch_bf16_subnormals": bf16_subnormals(torch),
         }
 
     def fingerprint(self, device: str) -> dict[str, str]:
@@ -150,7 +166,13 @@ class TorchBackend(TorchThreads, Backend):
         pre_pad = crop = None
         notes: list[str] = []
         if geo is None:  # invalid case: pass what the user wrote, let torch judge
-            pads = case.padding if isinstance(case.padding, tuple) else ((0, 0),) * case.rank
+            if case.same_convention == "torch" or case.padding == "valid" or (
+                    case.padding == "same" and all(s == 1 for s in case.stride)):
+                kw["padding"] = case.padding  # torch's own string, on a transposed conv too (torch refuses it)
+                if case.transpose:
+                    kw["output_padding"] = case.output_padding
+                return kw, None, None, notes
+            pads = stated_pads(case)
             if case.transpose:  # asymmetric pairs: unsupported (invalid_padding_reason)
                 kw["padding"] = tuple(p[0] for p in pads)
                 kw["output_padding"] = case.output_padding
@@ -193,10 +215,11 @@ class TorchBackend(TorchThreads, Backend):
         fn_name = f"{case.family}{case.rank}d"
         fn = getattr(F, fn_name)
         kw, pre_pad, crop, notes = self.translate(case)
+        c = 0 if case.unbatched else 1  # the channel axis: an unbatched input has no batch axis
         if case.channels_last:
-            x = x.movedim(-1, 1)  # NC* view with channels-last strides: torch's channels_last format
+            x = x.movedim(-1, c)  # NC* view with channels-last strides: torch's channels_last format
         call = f"y = F.{fn_name}(x, w, {'b' if b is not None else 'None'}, " + ", ".join(f"{k}={v!r}" for k, v in kw.items()) + ")"
-        lines = ["x = x.movedim(-1, 1)  # channels_last memory format"] if case.channels_last else []
+        lines = [f"x = x.movedim(-1, {c})  # channels_last memory format"] if case.channels_last else []
         if pre_pad:
             flat = [v for pair in reversed(pre_pad) for v in pair]
             x = F.pad(x, flat)
@@ -204,8 +227,8 @@ class TorchBackend(TorchThreads, Backend):
         y = fn(x, w, b, **kw)
         lines.append(call)
         if crop:
-            y = y[(slice(None), slice(None), *(slice(cb, y.shape[2 + i] - ca) for i, (cb, ca) in enumerate(crop)))]
-            lines.append("y = y[:, :, " + ", ".join(f"{cb}:{-ca or None}" for cb, ca in crop) + "]")
+            y = y[(*(slice(None),) * (c + 1), *(slice(cb, y.shape[c + 1 + i] - ca) for i, (cb, ca) in enumerate(crop)))]
+            lines.append("y = y[" + ":, " * (c + 1) + ", ".join(f"{cb}:{-ca or None}" for cb, ca in crop) + "]")
         if case.epilogue and inputs is not None:
             consts = {k: self.to_tensor(v, device) for k, v in torch_epilogue.buffers(case, inputs.epilogue).items()}
             for k, v in torch_epilogue.residuals(case, inputs.epilogue).items():
@@ -213,8 +236,8 @@ class TorchBackend(TorchThreads, Backend):
             y, more = torch_epilogue.apply(case, y, consts, inputs.epilogue)
             lines += more
         if case.channels_last:
-            y = y.movedim(1, -1)
-            lines.append("y = y.movedim(1, -1)")
+            y = y.movedim(c, -1)
+            lines.append(f"y = y.movedim({c}, -1)")
         return y, lines, notes
 
     def run(self, case: Case, inputs: Inputs, device: str) -> Output:

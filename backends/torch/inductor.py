@@ -85,6 +85,7 @@ class TorchInductorBackend(TorchBackend):
                             "asymmetric transpose: symmetric then slice in forward"),
         layouts=("channels_first", "channels_last: movedim in forward (exact permutation)"),
         gradients="none",
+        unbatched=True, torch_same=True,  # the module takes them as torch does: compiled as given
     )
 
     def setup(self, device: str) -> None:

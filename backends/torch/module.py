@@ -28,14 +28,15 @@ def module_plan(case: Case) -> tuple[str, dict[str, Any], list | None, list | No
     cls = MODULE[case.family].format(r=case.rank)
     args = {"in_channels": case.in_channels, "out_channels": case.out_channels,
             "kernel_size": case.kernel_size, "bias": case.bias, **kw}
-    body = ["x = x.movedim(-1, 1)"] if case.channels_last else []
+    c = 0 if case.unbatched else 1  # the channel axis: an unbatched input has no batch axis
+    body = [f"x = x.movedim(-1, {c})"] if case.channels_last else []
     if pre_pad:
         body.append(f"x = F.pad(x, {[v for pair in reversed(pre_pad) for v in pair]})")
     body.append("y = self.m(x)")
     if crop:
-        body.append("y = y[:, :, " + ", ".join(f"{cb}:{-ca or None}" for cb, ca in crop) + "]")
+        body.append("y = y[" + ":, " * (c + 1) + ", ".join(f"{cb}:{-ca or None}" for cb, ca in crop) + "]")
     if case.channels_last:
-        body.append("y = y.movedim(1, -1)")
+        body.append(f"y = y.movedim({c}, -1)")
         notes = [*notes, "channels_last: movedim to NC* and back inside forward (an exported graph has no memory format)"]
     return cls, args, pre_pad, crop, body, notes
 
@@ -49,10 +50,17 @@ def conv_module(case: Case, inputs: Inputs, cls: str, args: dict[str, Any], pre_
     import torch
     import torch.nn.functional as F
 
+    c = 0 if case.unbatched else 1  # the channel axis
+
     class Model(torch.nn.Module):
         def __init__(self) -> None:
             super().__init__()
             self.m = getattr(torch.nn, cls)(**args, dtype=getattr(torch, case.dtype))
+            if case.geometry is None:  # an invalid case's tensors as stated (any shape, any dtype), never cast
+                self.m.weight = torch.nn.Parameter(to_tensor(inputs.w), requires_grad=False)
+                if inputs.b is not None:
+                    self.m.bias = torch.nn.Parameter(to_tensor(inputs.b), requires_grad=False)
+                return
             with torch.no_grad():
                 self.m.weight.copy_(to_tensor(inputs.w))
                 if inputs.b is not None:
@@ -60,10 +68,10 @@ def conv_module(case: Case, inputs: Inputs, cls: str, args: dict[str, Any], pre_
 
         def forward(self, x: Any) -> Any:
             if case.channels_last:
-                x = x.movedim(-1, 1)
+                x = x.movedim(-1, c)
             y = self.conv(x)
             if case.channels_last:
-                y = y.movedim(1, -1)
+                y = y.movedim(c, -1)
             return y
 
         def conv(self, x: Any) -> Any:
@@ -72,7 +80,7 @@ def conv_module(case: Case, inputs: Inputs, cls: str, args: dict[str, Any], pre_
                 x = F.pad(x, [v for pair in reversed(pre_pad) for v in pair])
             y = self.m(x)
             if crop:
-                y = y[(slice(None), slice(None), *(slice(cb, y.shape[2 + i] - ca) for i, (cb, ca) in enumerate(crop)))]
+                y = y[(*(slice(None),) * (c + 1), *(slice(cb, y.shape[c + 1 + i] - ca) for i, (cb, ca) in enumerate(crop)))]
             return y
 
     class EpilogueModel(Model):

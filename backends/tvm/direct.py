@@ -152,6 +152,8 @@ class TvmBase(Backend):
             "output_padding": case.output_padding, "dilation": case.dilation, "groups": case.groups,
             "dtype": case.dtype, "layout": case.layout, **extra,
         }
+        if case.input_dtype or case.weight_dtype or case.bias_dtype:  # an invalid case's own dtypes (others' keys
+            parts["tensor_dtypes"] = case.tensor_dtypes  # stay as they were)
         return cache_key(parts)
 
     def compile_cached(self, key: str, device: str, make_mod: Callable[[], Any]) -> tuple[Any, str]:
@@ -232,16 +234,18 @@ class TvmBackend(TvmBase):
         lines = [*lines, *tvm_epilogue.lines(case)]
         out_c = case.out_channels
 
-        def make_mod() -> Any:
-            def tensor(shape: tuple[int, ...]) -> Any:
-                return relax.TensorType(shape=shape, dtype=case.dtype)
+        x_dtype, w_dtype, b_dtype = case.tensor_dtypes  # an invalid case's may differ: declared as stated
 
-            x = relax.Var("x", tensor(case.input_shape))
-            w = relax.Var("w", tensor(w_shape))
+        def make_mod() -> Any:
+            def tensor(shape: tuple[int, ...], dtype: str = case.dtype) -> Any:
+                return relax.TensorType(shape=shape, dtype=dtype)
+
+            x = relax.Var("x", tensor(case.input_shape, x_dtype))
+            w = relax.Var("w", tensor(w_shape, w_dtype))
             params = [x, w]
             bb = relax.BlockBuilder()
             if case.bias:
-                b = relax.Var("b", tensor((out_c,)))
+                b = relax.Var("b", tensor((out_c,), b_dtype or case.dtype))
                 params.append(b)
             extra = {p.name: relax.Var(p.name, tensor(p.shape)) for p in tvm_epilogue.parameters(case)}
             params += extra.values()

@@ -38,7 +38,10 @@ def kernel_layout(case: Case) -> str:
 
 
 def relayout(w: np.ndarray, src: str, dst: str) -> np.ndarray:
-    """Permute a weight from layout string `src` to `dst`."""
+    """Permute a weight from layout string `src` to `dst`; an invalid case's weight of another rank has no such
+    permutation and is given as it is."""
+    if w.ndim != len(src):
+        return w
     return np.ascontiguousarray(np.transpose(w, [src.index(c) for c in dst]))
 
 
@@ -63,7 +66,8 @@ def direct_plan(case: Case) -> tuple[str, dict[str, Any], tuple[int, ...], tuple
         notes.append(f"padding '{case.padding}' given as its explicit (before, after) pairs")
         if case.transpose and any(out_pad):
             notes.append("transposed SAME tail (kernel shorter than stride) given as output_padding")
-    w_shape = tuple(case.weight_shape[canonical_kernel_layout(case).index(c)] for c in kl)
+    w_shape = case.weight_shape if len(case.weight_shape) != len(kl) else \
+        tuple(case.weight_shape[canonical_kernel_layout(case).index(c)] for c in kl)
     out_c = case.out_channels
     bshape = (out_c,) if case.channels_last else (1, out_c, *([1] * case.rank))
     lines = [f"x: R.Tensor({case.input_shape}, {case.dtype!r}); w: R.Tensor({w_shape})  # w in {kl}"]

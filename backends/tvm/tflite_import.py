@@ -24,6 +24,7 @@ import numpy as np
 from backends.base import Capabilities, Output, Rejected, first_line
 from backends.digest import baked_arrays_digest
 from backends.litert.interpreter import converter_message
+from backends.pads import explicit_pads
 from backends.tensorflow.epilogue import TF_EPILOGUE_OPS, Epilogue, residual_names
 from backends.tensorflow.util import TF_EXCLUDES
 from backends.tvm.direct import TvmBase
@@ -73,14 +74,16 @@ class TvmTfliteImportBackend(TvmBase):
         if case.transpose and case.rank < 3 and any(d > 1 for d in case.dilation):
             return ("TFLite TRANSPOSE_CONV has no dilation: TFLiteConverter leaves a dilated "
                     "tf.Conv2DBackpropInput to TF Select (CONV_3D_TRANSPOSE has dilation)")
-        if case.geometry is None:
-            return "an invalid case has no TF output_shape to state"
+        if case.groups < 1 or case.in_channels % case.groups or case.out_channels % case.groups:
+            return ("TF's convolutions have no groups argument (groups = input depth / filter depth): a groups value "
+                    "below 1 or not dividing the channels cannot be stated")
+        if case.geometry is None and case.transpose:
+            return "an invalid transposed case has no TF output_shape to state"
         return None
 
     def plan(self, case: Case) -> tuple[dict[str, Any], list[str], list[str]]:
         """The TF call's arguments, the translation lines and the identity notes."""
-        geo = case.geometry
-        assert geo is not None
+        pads, extend = explicit_pads(case)  # an invalid (forward) case's as it states them
         r, notes = case.rank, []
         lines = [] if case.channels_last else ["x = tf.transpose(x, N*C)"]
         if not case.channels_last:
@@ -92,8 +95,8 @@ class TvmTfliteImportBackend(TvmBase):
         else:
             plan["padding"] = "VALID"
         if not case.transpose:
-            if plan["padding"] == "VALID" and any(b or a for b, a in geo.pads):
-                plan["pre_pad"] = [[0, 0], *map(list, geo.pads), [0, 0]]
+            if plan["padding"] == "VALID" and any(b or a for b, a in pads):
+                plan["pre_pad"] = [[0, 0], *map(list, pads), [0, 0]]
                 notes.append("explicit padding: tf.pad then VALID convolution")
                 lines.append(f"x = tf.pad(x, {plan['pre_pad']})")
             lines.append(f"y = {CONV[r]}(x, w, strides={plan['strides']}, padding={plan['padding']!r}, "
@@ -104,9 +107,9 @@ class TvmTfliteImportBackend(TvmBase):
             if case.padding == "same":
                 size = [n * s for n, s in zip(case.input_size, case.stride)]
             else:
-                size = [f + e for f, e in zip(full, geo.extend)]
-                if any(b or a for b, a in geo.pads):
-                    plan["crop"] = list(geo.pads)
+                size = [f + e for f, e in zip(full, extend)]
+                if any(b or a for b, a in pads):
+                    plan["crop"] = list(pads)
                     notes.append("explicit transposed padding: VALID with output_shape = full + output_padding, "
                                  "then crop the padding")
             plan["output_shape"] = [case.batch, *size, case.out_channels]
@@ -115,8 +118,8 @@ class TvmTfliteImportBackend(TvmBase):
                          f"padding={plan['padding']!r}{dil})  # w {tf_kernel_layout(case)}")
             if plan["crop"]:
                 lines.append("y = y[:, " + ", ".join(f"{b}:{f + e - a}" for (b, a), f, e in
-                                                      zip(plan["crop"], full, geo.extend)) + ", :]")
-                plan["crop"] = [(b, f + e - a) for (b, a), f, e in zip(plan["crop"], full, geo.extend)]
+                                                      zip(plan["crop"], full, extend)) + ", :]")
+                plan["crop"] = [(b, f + e - a) for (b, a), f, e in zip(plan["crop"], full, extend)]
         if case.bias:
             lines.append("y = tf.nn.bias_add(y, b)")
         if case.epilogue:
@@ -161,7 +164,7 @@ class TvmTfliteImportBackend(TvmBase):
                 y, _ = Epilogue(case, inputs.epilogue, dict(zip(names, residuals))).apply_tf(tf, y, nc=False)
             return y if case.channels_last else tf.transpose(y, to_first)
 
-        specs = [tf.TensorSpec(case.input_shape, tf.float32, name="x"),
+        specs = [tf.TensorSpec(case.input_shape, tf.as_dtype(inputs.x.dtype), name="x"),  # an invalid case's own dtype
                  *(tf.TensorSpec(case.output_shape, tf.float32, name=n) for n in names)]
         fn = tf.function(body, input_signature=specs, autograph=False)
         converter = tf.lite.TFLiteConverter.from_concrete_functions([fn.get_concrete_function()], fn)

@@ -35,6 +35,7 @@ class TvmTorchImportBackend(TvmBase):
         padding_identities=("asymmetric conv: F.pad in forward, then VALID", "same with stride > 1: explicit pads",
                             "asymmetric transpose: symmetric then slice in forward"),
         layouts=("channels_first", "channels_last: movedim in forward (exact permutation)"),
+        unbatched=True, torch_same=True,  # the module takes them as torch does: exported and imported as given
     )
 
     def supports(self, case: Case, device: str) -> str | None:

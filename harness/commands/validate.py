@@ -21,24 +21,22 @@ import ast
 import difflib
 import fnmatch
 import sys
-from dataclasses import fields
 from pathlib import Path
 
 from backends.registry import TEST_PREFIXES, UnknownBackend, get_backend, parse_backends, real_backends
 from harness.judge.known_issues import DERIVED_NAMES, issue_list, load_known_issues, parse_entry
-from harness.model.case import Case
+from harness.model.case import param_names
 from harness.model.loader import NOT_CASE_FILES, case_files, load_file
 from harness.model.predicate import FUNCTIONS
 from harness.model.yamlmap import InputError, LineMap, load_yaml
 
 DEVICES = ("cpu", "cuda")
-NOT_PARAMETERS = ("geometry", "file", "line", "id")  # Case fields that Case.params() leaves out
 
 
 def when_names() -> tuple[str, ...]:
     """The names a `when` expression may read: the case's parameters (Case.params()), the derived names, and
     the functions it may call."""
-    return (*(f.name for f in fields(Case) if f.name not in NOT_PARAMETERS), *DERIVED_NAMES, *FUNCTIONS)
+    return (*param_names(), *DERIVED_NAMES, *FUNCTIONS)
 
 
 def unknown_names(expression: str) -> list[str]:

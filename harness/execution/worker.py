@@ -29,7 +29,7 @@ PROFILE_ENV = "CONVDIFF_PROFILE"  # a directory: each worker writes its cProfile
 
 def unsupported_reason(backend: Any, case: Case, device: str) -> str | None:
     """Why the backend declares the case beyond what it can express, from the case alone (no inputs)."""
-    return backend.epilogue_reason(case) or backend.supports(case, device) or None
+    return backend.epilogue_reason(case) or backend.input_reason(case) or backend.supports(case, device) or None
 
 
 def unsupported(reason: str) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from typing import Any
 
 from harness.model.case import Case
 from harness.model.schema import validate_fields
-from harness.model.validity import canonical_case
+from harness.model.validity import ShapeError, canonical_case
 
 
 def _yamlish(v: Any) -> Any:
@@ -23,7 +23,10 @@ def make_case(file: str = "<inline>", **fields: Any) -> Case:
     if problem:
         raise ValueError(f"{problem[0]}: {problem[1]}")
     assert model is not None
-    case, problems = canonical_case(model, model.id, file, 0)
+    try:
+        case, problems = canonical_case(model, model.id, file, 0)
+    except ShapeError as exc:
+        raise ValueError(f"{exc.field}: {exc.problem}") from None
     if problems and model.expect == "valid":
         raise ValueError("; ".join(f"{f}: {p}" for f, p in problems))
     if not problems and model.expect == "invalid":

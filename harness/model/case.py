@@ -14,6 +14,14 @@ OPS = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "co
 FLOAT_DTYPES = ("float32", "float64", "float16", "bfloat16")
 QUANT_DTYPES = ("uint8", "int8")  # a quantized conv: activations and output in this dtype, int8 weights
 DTYPES = (*FLOAT_DTYPES, *QUANT_DTYPES)
+# What one tensor of an `expect: invalid` case may be (input_dtype, weight_dtype, bias_dtype): besides the
+# case dtypes, integer and complex tensors, which no float convolution takes and no quantized one takes as given.
+INTEGER_DTYPES = ("int8", "uint8", "int16", "int32", "int64")
+COMPLEX_DTYPES = ("complex64", "complex128")
+TENSOR_DTYPES = (*FLOAT_DTYPES, *INTEGER_DTYPES, *COMPLEX_DTYPES)
+# `padding: same` by whose definition: TensorFlow's (canonical: any stride) or torch's padding='same' (stride 1 only,
+# forward convolutions only); where both are defined they pad alike.
+SAME_CONVENTIONS = ("tensorflow", "torch")
 QUANT_RANGES = ("full", "narrow")
 LAYOUTS = ("channels_first", "channels_last")
 DATA_KINDS = ("normal", "uniform", "integers")
@@ -99,6 +107,15 @@ class Case:
     gradients: bool = False  # also judge grad_input, grad_weight (and grad_bias with a bias)
     epilogue: tuple[str, ...] = ()  # EPILOGUE_OPS applied in order after the bias
     quant: Quant | None = None  # set exactly when dtype is a QUANT_DTYPES one
+    # Fields added to schema v1 later: params() carries them only when they differ from these defaults, so the
+    # cases written before them keep their records and artefact keys.
+    unbatched: bool = False  # x and the output have no batch axis (torch's unbatched form); batch is then 1
+    same_convention: str = "tensorflow"  # SAME_CONVENTIONS: whose `padding: same` the case means
+    # expect: invalid only: the tensors as given, where they are not what the other fields imply
+    weight_shape_given: tuple[int, ...] | None = None  # YAML `weight_shape`: any rank, any channel counts
+    input_dtype: str | None = None  # TENSOR_DTYPES; None: `dtype`
+    weight_dtype: str | None = None
+    bias_dtype: str | None = None
     file: str = ""
     line: int = 0
     geometry: Geometry | None = field(default=None, compare=False, repr=False)
@@ -126,16 +143,28 @@ class Case:
 
     @property
     def weight_shape(self) -> tuple[int, ...]:
-        """conv (C_out, C_in/g, *k); conv_transpose (C_in, C_out/g, *k)."""
+        """conv (C_out, C_in/g, *k); conv_transpose (C_in, C_out/g, *k); an invalid case's `weight_shape` as given."""
+        if self.weight_shape_given is not None:
+            return self.weight_shape_given
         g = max(self.groups, 1)
         if self.transpose:
             return (self.in_channels, self.out_channels // g, *self.kernel_size)
         return (self.out_channels, self.in_channels // g, *self.kernel_size)
 
     def data_shape(self, channels: int, spatial: tuple[int, ...]) -> tuple[int, ...]:
+        batch = () if self.unbatched else (self.batch,)
         if self.channels_last:
-            return (self.batch, *spatial, channels)
-        return (self.batch, channels, *spatial)
+            return (*batch, *spatial, channels)
+        return (*batch, channels, *spatial)
+
+    @property
+    def tensor_dtypes(self) -> tuple[str, str, str | None]:
+        """The dtypes of x, w and b (None without a bias) as the framework is given them. A quantized case's
+        are its storage dtypes (activations in `dtype`, int8 weights, int32 bias)."""
+        if self.quantized:
+            return self.dtype, "int8", "int32" if self.bias else None
+        bias = (self.bias_dtype or self.dtype) if self.bias else None
+        return self.input_dtype or self.dtype, self.weight_dtype or self.dtype, bias
 
     @property
     def input_shape(self) -> tuple[int, ...]:
@@ -154,23 +183,42 @@ class Case:
     @property
     def gradient_outputs(self) -> tuple[str, ...]:
         """The gradients this case judges: none, or grad_input, grad_weight (and grad_bias with a bias)."""
-        if not self.gradients or self.expect == "invalid" or self.epilogue or self.quantized:
-            return ()  # an epilogue case judges its forward output only (no adjoint of the epilogue yet)
+        if not self.gradients or self.expect == "invalid" or self.epilogue or self.quantized or self.unbatched:
+            return ()  # an epilogue (or unbatched) case judges its forward output only (no adjoint for it yet)
         return GRAD_OUTPUTS if self.bias else GRAD_OUTPUTS[:2]
 
     def params(self) -> dict[str, Any]:
-        """The canonical case as a plain mapping (for records and reports)."""
+        """The canonical case as a plain mapping (for records and reports), in the YAML's field names; the
+        fields added later (LATER_FIELDS) only where they differ from their default."""
         d: dict[str, Any] = {}
         for f in fields(self):  # not asdict(self): it deep-copies the geometry only to drop it
             if f.name in ("geometry", "file", "line", "id"):
                 continue
             v = getattr(self, f.name)
+            if f.name in LATER_FIELDS and v == f.default:
+                continue
             if isinstance(v, Quant):
                 v = asdict(v)
             elif isinstance(v, tuple):
                 v = [list(p) if isinstance(p, tuple) else p for p in v]
-            d[f.name] = v
+            d[YAML_NAMES.get(f.name, f.name)] = v
         return d
+
+
+# Case fields that params() leaves out at their default (added to schema v1 after cases were recorded), and the
+# YAML names of the Case fields whose own name differs (a property holds the YAML name).
+LATER_FIELDS = ("unbatched", "same_convention", "weight_shape_given", "input_dtype", "weight_dtype", "bias_dtype")
+YAML_NAMES = {"weight_shape_given": "weight_shape"}
+
+
+def later_defaults() -> dict[str, Any]:
+    """The LATER_FIELDS' defaults by their YAML names: what a case that leaves them out means (a `when` reads them)."""
+    return {YAML_NAMES.get(f.name, f.name): f.default for f in fields(Case) if f.name in LATER_FIELDS}
+
+
+def param_names() -> tuple[str, ...]:
+    """The keys Case.params() may have: what a known issue's selector or `when` can read of a case."""
+    return tuple(YAML_NAMES.get(f.name, f.name) for f in fields(Case) if f.name not in ("geometry", "file", "line", "id"))
 
 
 # ---- geometry ---------------------------------------------------------------
@@ -191,11 +239,17 @@ def resolve_geometry(
     output_padding: tuple[int, ...],
     dilation: tuple[int, ...],
 ) -> Geometry:
-    """Explicit pads, tail extension and output size, per ARCHITECTURE.md."""
+    """Explicit pads, tail extension and output size, per ARCHITECTURE.md. Total over any integers: a stride or
+    dilation below 1 (an invalid case's) gives its axis the stated pads (zeros for a mode) and output size 0."""
     pads: list[tuple[int, int]] = []
     extend: list[int] = []
     out: list[int] = []
     for i, (n, k, s, d) in enumerate(zip(input_size, kernel_size, stride, dilation)):
+        if s < 1 or d < 1:
+            pads.append((0, 0) if isinstance(padding, str) else padding[i])
+            extend.append(0)
+            out.append(0)
+            continue
         ke = effective_kernel(k, d)
         op = output_padding[i] if output_padding else 0
         if not transpose:

@@ -38,10 +38,10 @@ def _no_default(schema: dict[str, Any]) -> None:
 
 def _optional(name: str, of: Any = None) -> tuple[Any, Any]:
     """Not required in this position: the model's default shown where it has one, `null` never allowed."""
-    default = CaseModel.model_fields[name].default
-    if of is None and default is not PydanticUndefined:
-        return _type(name), Field(default=default)
-    return (of or _type(name)), Field(default=None, json_schema_extra=_no_default)
+    info = CaseModel.model_fields[name]
+    if of is None and info.default is not PydanticUndefined:
+        return _type(name), Field(default=info.default, description=info.description)
+    return (of or _type(name)), Field(default=None, json_schema_extra=_no_default, description=info.description)
 
 
 def file_model() -> type[BaseModel]:

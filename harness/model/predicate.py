@@ -19,6 +19,8 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from harness.model.case import later_defaults
+
 FUNCTIONS = {f.__name__: f for f in (any, all, zip, min, max, len, sum, range, abs)}
 ALLOWED = (
     ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.USub, ast.BinOp, ast.Add,
@@ -47,7 +49,9 @@ def compile_predicate(text: str) -> Any:
 
 
 def evaluate(code: Any, params: dict[str, Any]) -> bool:
+    """The expression on a case's parameters (Case.params()); a field Case.params() leaves out at its default
+    (unbatched, same_convention, weight_shape, the per-tensor dtypes) reads as that default."""
     names = {k: tuple(tuple(p) if isinstance(p, list) else p for p in v) if isinstance(v, list) else v
-             for k, v in params.items()}
+             for k, v in {**later_defaults(), **params}.items()}
     # Names go in globals so generator bodies (their own scope) can see them too.
     return bool(eval(code, {"__builtins__": {}, **FUNCTIONS, **names}))

@@ -10,12 +10,24 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
-from harness.model.case import DATA_KINDS, DTYPES, EPILOGUE_OPS, LAYOUTS, OPS, PADDING_MODES, QUANT_RANGES, TIERS
+from harness.model.case import (
+    DATA_KINDS,
+    DTYPES,
+    EPILOGUE_OPS,
+    LAYOUTS,
+    OPS,
+    PADDING_MODES,
+    QUANT_RANGES,
+    SAME_CONVENTIONS,
+    TENSOR_DTYPES,
+    TIERS,
+)
 
 CASE_FIELDS = (
     "id", "op", "batch", "in_channels", "out_channels", "input_size", "kernel_size",
     "stride", "padding", "output_padding", "dilation", "groups", "bias", "layout",
     "dtype", "data", "seed", "expect", "tier", "tags", "gradients", "epilogue", "quant",
+    "unbatched", "same_convention", "weight_shape", "input_dtype", "weight_dtype", "bias_dtype",
 )
 
 
@@ -23,8 +35,9 @@ def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def _int_or_list(minimum: int):
-    """An int, or a non-empty list of ints, each >= minimum; lists become tuples."""
+def _int_or_list(minimum: int | None):
+    """An int, or a non-empty list of ints, each >= minimum (any int for None: stride and dilation, whose values
+    below 1 make an `expect: invalid` case, validity.py); lists become tuples."""
 
     def check(v: Any) -> int | tuple[int, ...]:
         items = v if isinstance(v, list) else [v]
@@ -33,23 +46,22 @@ def _int_or_list(minimum: int):
         for item in items:
             if not _is_int(item):
                 raise ValueError(f"must be an integer or a list of integers, got {item!r}")
-            if item < minimum:
+            if minimum is not None and item < minimum:
                 raise ValueError(f"must be >= {minimum}, got {item}")
         return tuple(v) if isinstance(v, list) else v
 
-    item = Annotated[int, Field(ge=minimum)]
+    item = int if minimum is None else Annotated[int, Field(ge=minimum)]
     return BeforeValidator(check, json_schema_input_type=item | Annotated[list[item], Field(min_length=1)])
 
 
 def _padding(v: Any) -> int | str | tuple:
-    """int | list of ints | list of [before, after] pairs | 'same' | 'valid'."""
+    """int | list of ints | list of [before, after] pairs | 'same' | 'valid'. A negative amount makes an
+    `expect: invalid` case (validity.py), as in torch's error inputs."""
     if isinstance(v, str):
         if v.lower() not in PADDING_MODES:
             raise ValueError(f"must be an integer, a list, a list of [before, after] pairs, 'same' or 'valid', got {v!r}")
         return v.lower()
     if _is_int(v):
-        if v < 0:
-            raise ValueError(f"must be >= 0, got {v}")
         return v
     if not isinstance(v, list) or not v:
         raise ValueError(f"must be an integer, a list, a list of [before, after] pairs, 'same' or 'valid', got {v!r}")
@@ -57,22 +69,18 @@ def _padding(v: Any) -> int | str | tuple:
         for p in v:
             if len(p) != 2 or not all(_is_int(x) for x in p):
                 raise ValueError(f"each [before, after] pair must be two integers, got {p!r}")
-            if min(p) < 0:
-                raise ValueError(f"must be >= 0, got {p!r}")
         return tuple(tuple(p) for p in v)
     for p in v:
         if not _is_int(p):
             raise ValueError(f"must be a list of integers or a list of [before, after] pairs, got {p!r}")
-        if p < 0:
-            raise ValueError(f"must be >= 0, got {p}")
     return tuple(v)
 
 
 Pos = Annotated[int, Field(ge=1)]
-_Nat = Annotated[int, Field(ge=0)]
 # What `padding` accepts, for the JSON Schema only (editors); _padding is what checks it.
-PaddingInput = _Nat | Annotated[list[_Nat], Field(min_length=1)] | \
-    Annotated[list[Annotated[list[_Nat], Field(min_length=2, max_length=2)]], Field(min_length=1)] | Literal["same", "valid"]
+PaddingInput = int | Annotated[list[int], Field(min_length=1)] | \
+    Annotated[list[Annotated[list[int], Field(min_length=2, max_length=2)]], Field(min_length=1)] | Literal["same", "valid"]
+INVALID_ONLY = "; below that only in an `expect: invalid` case"
 
 
 Scale = Annotated[float, Field(gt=0)]
@@ -105,11 +113,12 @@ class CaseModel(BaseModel):
     out_channels: Pos
     input_size: Annotated[Any, _int_or_list(1)]
     kernel_size: Annotated[Any, _int_or_list(1)]
-    stride: Annotated[Any, _int_or_list(1)] = 1
-    padding: Annotated[Any, BeforeValidator(_padding, json_schema_input_type=PaddingInput)] = 0
+    stride: Annotated[Any, _int_or_list(None), Field(description=">= 1" + INVALID_ONLY)] = 1
+    padding: Annotated[Any, BeforeValidator(_padding, json_schema_input_type=PaddingInput),
+                       Field(description="amounts >= 0" + INVALID_ONLY)] = 0
     output_padding: Annotated[Any, _int_or_list(0)] = 0
-    dilation: Annotated[Any, _int_or_list(1)] = 1
-    groups: Pos = 1
+    dilation: Annotated[Any, _int_or_list(None), Field(description=">= 1" + INVALID_ONLY)] = 1
+    groups: Annotated[int, Field(description=">= 1" + INVALID_ONLY)] = 1
     bias: bool = False
     layout: Literal[LAYOUTS] = "channels_first"  # type: ignore[valid-type]
     dtype: Literal[DTYPES] = "float32"  # type: ignore[valid-type]
@@ -121,6 +130,21 @@ class CaseModel(BaseModel):
     gradients: bool = False
     epilogue: list[Literal[EPILOGUE_OPS]] = []  # type: ignore[valid-type]
     quant: QuantModel | None = None
+    unbatched: Annotated[bool, Field(description="x and the output have no batch axis (torch's unbatched input); "
+                                                 "batch stays 1")] = False
+    same_convention: Annotated[Literal[SAME_CONVENTIONS], Field(  # type: ignore[valid-type]
+        description="whose `padding: same`: tensorflow (any stride) or torch (padding='same': stride 1, "
+                    "forward convolutions only; otherwise an `expect: invalid` case)")] = "tensorflow"
+    weight_shape: Annotated[Annotated[list[Pos], Field(min_length=1)] | None, Field(
+        description="the weight as given, where it is not the one the other fields imply "
+                                  "(another rank, other channel counts): an `expect: invalid` case")] = None
+    input_dtype: Annotated[Literal[TENSOR_DTYPES] | None, Field(  # type: ignore[valid-type]
+        description="x's dtype where it is not `dtype` (integer, complex, or another float): an "
+                    "`expect: invalid` case")] = None
+    weight_dtype: Annotated[Literal[TENSOR_DTYPES] | None, Field(  # type: ignore[valid-type]
+        description="w's dtype where it is not `dtype`: an `expect: invalid` case")] = None
+    bias_dtype: Annotated[Literal[TENSOR_DTYPES] | None, Field(  # type: ignore[valid-type]
+        description="b's dtype where it is not `dtype`: an `expect: invalid` case")] = None
 
 
 _MESSAGES = {
@@ -141,6 +165,8 @@ def _message(err: dict) -> str:
         return f"must be one of: {ctx.get('expected', '').replace(' or ', ', ')}; got {err['input']!r}"
     if kind == "greater_than":
         return f"must be > {ctx['gt']}, got {err['input']!r}"
+    if kind == "too_short":
+        return f"must have at least {ctx.get('min_length', 1)} item(s)"
     if kind == "float_type":
         return "must be a number"
     if kind == "model_type":

@@ -2,6 +2,9 @@
 
 Arrays are stored in the case dtype (bfloat16 via ml_dtypes), so the oracle sees
 exactly the values the framework sees: there is no input rounding to account for.
+An unbatched case's x is the batch-1 draw without its batch axis. An `expect: invalid` case's tensors have
+the shapes and dtypes it states (`weight_shape`, `input_dtype`, `weight_dtype`, `bias_dtype`): integer ones hold
+small integers, complex ones a normal real and imaginary part.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from dataclasses import dataclass
 import ml_dtypes
 import numpy as np
 
-from harness.model.case import Case
+from harness.model.case import COMPLEX_DTYPES, Case
 from harness.numerics.epilogue import Constants, draw_constants
 from harness.numerics.quant import QParams
 from harness.numerics.quant import draw as draw_quantized
@@ -55,6 +58,28 @@ def _draw(rng: np.random.Generator, kind: str, shape: tuple[int, ...], amplitude
     return rng.standard_normal(shape)
 
 
+def _stated(rng: np.random.Generator, kind: str, shape: tuple[int, ...], amplitude: int, dtype: str) -> np.ndarray:
+    """One tensor of an invalid case in the dtype it states."""
+    if dtype in NUMPY_DTYPES:
+        return _draw(rng, kind, shape, amplitude).astype(NUMPY_DTYPES[dtype])
+    if dtype in COMPLEX_DTYPES:
+        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+    low = 0 if dtype.startswith("u") else -3
+    return rng.integers(low, 4, size=shape).astype(dtype)
+
+
+def _invalid_inputs(case: Case, rng: np.random.Generator) -> Inputs:
+    """x, w, b of an invalid float case: its shapes (the weight as stated), its per-tensor dtypes."""
+    xd, wd, bd = case.tensor_dtypes
+    amp = integer_amplitude(case) if case.data == "integers" else 0
+    x = _stated(rng, case.data, (case.batch, case.in_channels, *case.input_size), amp, xd)
+    w = _stated(rng, case.data, case.weight_shape, amp, wd)
+    b = None if bd is None else _stated(rng, case.data, (case.out_channels,), amp, bd)
+    if case.channels_last:
+        x = np.moveaxis(x, 1, -1)
+    return Inputs(x=np.ascontiguousarray(x[0] if case.unbatched else x), w=w, b=b)
+
+
 def make_inputs(case: Case) -> Inputs:
     """x, w, b (and dy for a gradient case) from the seed; x and dy are generated channels-first,
     so both layouts see the same data. dy is drawn after x, w, b: they do not depend on `gradients`;
@@ -67,6 +92,8 @@ def make_inputs(case: Case) -> Inputs:
                           quant=neutral_quant(case))
         x, w, b, params = draw_quantized(case, rng)
         return Inputs(x=x, w=w, b=b, quant=params)
+    if case.geometry is None:
+        return _invalid_inputs(case, rng)
     dtype = NUMPY_DTYPES[case.dtype]
     amp = integer_amplitude(case) if case.data == "integers" else 0
     x = _draw(rng, case.data, (case.batch, case.in_channels, *case.input_size), amp)
@@ -78,6 +105,8 @@ def make_inputs(case: Case) -> Inputs:
     if case.channels_last:
         x = np.moveaxis(x, 1, -1)
         dy = None if dy is None else np.moveaxis(dy, 1, -1)
+    if case.unbatched:
+        x = x[0]
     epilogue = draw_constants(case, rng, dtype) if case.epilogue and case.geometry is not None else ()
     return Inputs(
         x=np.ascontiguousarray(x).astype(dtype),

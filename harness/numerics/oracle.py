@@ -121,8 +121,11 @@ def reference(case: Case, x: np.ndarray, w: np.ndarray, b: np.ndarray | None,
     """(output, scale) in float64 and in the case's layout; scale = |x| (*) |w| + |b|.
 
     With an epilogue (its constants given): (output, scale, trace), the output after the
-    epilogue, the scale still the conv's, and the trace of each step for the bound."""
+    epilogue, the scale still the conv's, and the trace of each step for the bound. An unbatched case's
+    x and output have no batch axis: it is computed as batch 1."""
     x64 = np.asarray(x, dtype=np.float64)
+    if case.unbatched:
+        x64 = x64[None]
     if case.channels_last:
         x64 = np.moveaxis(x64, -1, 1)
     w64 = np.asarray(w, dtype=np.float64)
@@ -131,6 +134,8 @@ def reference(case: Case, x: np.ndarray, w: np.ndarray, b: np.ndarray | None,
     scale = convolve(case, np.abs(x64), np.abs(w64), None if b64 is None else np.abs(b64))
     if case.channels_last:
         ref, scale = np.moveaxis(ref, 1, -1), np.moveaxis(scale, 1, -1)
+    if case.unbatched:
+        ref, scale = ref[0], scale[0]
     ref, scale = np.ascontiguousarray(ref), np.ascontiguousarray(scale)
     if case.epilogue and epilogue:
         out, trace = apply_epilogue(case, ref, epilogue)

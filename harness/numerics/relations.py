@@ -92,6 +92,8 @@ def applies(case: Case, relation: str) -> bool:
     """Whether the relation says anything about this case (no record where it does not)."""
     if case.geometry is None or case.expect == "invalid":
         return False
+    if case.unbatched:  # its variants (other batches, the adjoint, probes) are drawn with a batch axis
+        return False
     if relation == "scaling":  # linear in x and b: no epilogue, no quantization
         return case.dtype in FLOAT_DTYPES and not case.epilogue
     if relation == "adjoint":  # linear in x: the bias and epilogue are left out, quantization is not
