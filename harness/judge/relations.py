@@ -15,6 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from harness.execution.host import cpu_facts, merged
 from harness.execution.pool import Worker
 from harness.execution.records import Record
@@ -42,9 +44,18 @@ def run_name(key: str) -> str:
 
 def relation_records(case: Case, backend: str, worker: Worker, payload: dict[str, Any], inputs: Inputs | None,
                      oracle: tuple | None, known: KnownIssues | None, forward: Record | None) -> list[Record]:
-    """One record per relation named in `payload["relation_names"]`."""
-    return [relation_record(name, case, backend, worker, payload, inputs, oracle, known, forward)
-            for name in payload.get("relation_names") or ()]
+    """One record per relation named in `payload["relation_names"]`; a failure of convdiff's own judging is that
+    relation's `error` (origin convdiff), never the end of the run."""
+    out = []
+    for name in payload.get("relation_names") or ():
+        try:
+            out.append(relation_record(name, case, backend, worker, payload, inputs, oracle, known, forward))
+        except Exception as exc:  # noqa: BLE001 - one record's judging must not stop the run
+            out.append(Record(case_id=case.id, file=Path(case.file).name, op=case.op, params=case.params(),
+                              backend=backend, backend_version=worker.version, device=worker.device, dtype=case.dtype,
+                              status="error", output=output_name(name), error_origin="convdiff",
+                              message=f"judging the relation failed: {type(exc).__name__}: {exc}"[:300]))
+    return out
 
 
 def relation_record(name: str, case: Case, backend: str, worker: Worker, payload: dict[str, Any],
@@ -62,6 +73,15 @@ def relation_record(name: str, case: Case, backend: str, worker: Worker, payload
         if forward is not None and forward.known_issue and not (rec.known_issue and rec.status in rec.known_status):
             rec.known_issue, rec.known_status, rec.known_issue_file = (forward.known_issue, forward.known_status,
                                                                        forward.known_issue_file)
+        return rec
+    if case.geometry is not None and tuple(np.shape(payload.get("array"))) != tuple(case.output_shape):
+        rec.status = "shape_mismatch"  # as the forward record says: there is no output of the case's to relate
+        rec.message = f"no relation: the case itself gave output shape {np.shape(payload.get('array'))}, not {case.output_shape}"
+        _known(rec, known, case, backend, host, params)
+        if not (rec.known_issue and rec.status in rec.known_status) and known is not None:  # the forward's entry
+            entry = known.match(case, backend, worker.device, host, "out", None, params, rec.path)
+            if entry is not None and rec.status in entry.status:
+                rec.known_issue, rec.known_status, rec.known_issue_file = entry.id, entry.status, entry.source
         return rec
     runs, subs = payload.get("relation_runs") or {}, payload.get("relations") or {}
     outs: dict[str, Any] = {}

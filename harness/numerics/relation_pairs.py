@@ -108,8 +108,13 @@ def compare(group: str, a: np.ndarray, b: np.ndarray, bound: np.ndarray | float,
         return Pair(group, "pass", total=a.size)
     diff = np.abs(a64 - b64)
     bad_nan = ~same & ~(np.isfinite(a64) & np.isfinite(b64))
-    bound = np.broadcast_to(np.asarray(bound, dtype=np.float64), diff.shape)
-    den = np.maximum(bound, np.broadcast_to(np.asarray(unit, dtype=np.float64), diff.shape))
+    try:
+        bound = np.broadcast_to(np.asarray(bound, dtype=np.float64), diff.shape)
+        unit = np.broadcast_to(np.asarray(unit, dtype=np.float64), diff.shape)
+    except ValueError:  # the target gave both runs a shape of its own, not the case's: nothing to bound
+        return Pair(group, "mismatch", float("inf"), float("inf"), a.size, a.size,
+                    f"shape {a.shape}, the case's is {np.shape(bound)}")
+    den = np.maximum(bound, unit)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(den > 0, diff / np.where(den > 0, den, 1.0), np.where(diff > 0, np.inf, 0.0))
     ratio = np.where(bad_nan, np.inf, np.where(same, 0.0, ratio))
