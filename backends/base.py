@@ -9,7 +9,9 @@ The contract, versioned by API_VERSION (major: a change that breaks adapters; mi
 - `Backend`: the class attributes `framework`, `distribution`, `capabilities`, `epilogue_ops`, `quantized`,
   `builds_per_case`, `preload`, `excludes`; the methods `setup`, `device_reason`, `supports`,
   `epilogue_reason`, `run` (and optionally `run_gradients`, `prepare`, `host_facts`, `fingerprint`,
-  `version`, `unavailable_reason`). `name` is set from the registration.
+  `version`, `unavailable_reason`, `set_threads`, `thread_count`). `name` is set from the registration.
+- 1.1 added `set_threads(n)` and `thread_count()` (the `threads` relation): an adapter that does not
+  override them has no thread setting, and the relation says so.
 - 1.2 added `Capabilities.unbatched` and `Capabilities.torch_same`, and `input_reason(case)`, which the worker
   asks before `supports()`: an unbatched case, or torch's padding='same' where it is not TensorFlow's, is
   declared unsupported on an adapter whose capabilities do not say it states them.
@@ -227,6 +229,18 @@ class Backend:
 
     def run(self, case: Case, inputs: Inputs, device: str) -> Output:
         raise NotImplementedError
+
+    def set_threads(self, n: int) -> None:
+        """Run every later call on `n` threads, through the framework's own setting (torch.set_num_threads, a
+        session option, an environment variable the framework reads at first use, ...). The worker calls it
+        before setup() in a process started for the `threads` relation; raise Unsupported with the reason
+        where the framework has no such setting."""
+        raise Unsupported(f"{self.name} sets no thread count (its adapter has no set_threads)")
+
+    def thread_count(self) -> int | None:
+        """The thread count in effect once setup() ran (the framework's default when set_threads was not
+        called), read from the framework where it says; None when unknown."""
+        return None
 
     def prepare(self, cases: list[Case], device: str) -> dict[str, int]:
         """Build ahead, `batch_size` cases at a time, what run() will build per case (one compiled

@@ -29,13 +29,14 @@ from harness.model.case import OPS, QUANT_DTYPES
 from reports.families import family, group_targets
 from reports.known import KnownView, known_views
 from reports.overview import CLASS_OF, Overview, overview
+from reports.properties import properties
 
 # Matrix / badge order: most alarming first after pass, so the eye lands on it.
-STATUS_ORDER = ("pass", "mismatch", "shape_mismatch", "accepted_invalid", "rejected", "error", "crash", "timeout",
+STATUS_ORDER = ("pass", "within_bound", "mismatch", "shape_mismatch", "accepted_invalid", "rejected", "error", "crash", "timeout",
                 "unsupported")
 assert set(STATUS_ORDER) == set(STATUSES)
 # one-letter codes for the matrix cells (the legend above the matrix spells them out)
-STATUS_CODE = {"pass": "\u2713", "mismatch": "M", "shape_mismatch": "S", "accepted_invalid": "A", "rejected": "R",
+STATUS_CODE = {"pass": "\u2713", "within_bound": "\u2248", "mismatch": "M", "shape_mismatch": "S", "accepted_invalid": "A", "rejected": "R",
                "error": "E", "crash": "C", "timeout": "T", "unsupported": "U"}
 NO_RATIO = -1.0  # severity of a wrong value without an error/bound (wrong shape or dtype, accepted invalid case)
 
@@ -145,6 +146,7 @@ class Report:
     unexpected_results: list[ResultView] = field(default_factory=list)  # in page order
     worst_wrong: ResultView | None = None   # the largest wrong value (first member of the first finding)
     fuzz: dict[str, Any] = field(default_factory=dict)  # `convdiff fuzz`: known vs new signatures (summary['fuzz'])
+    properties: dict[str, Any] = field(default_factory=dict)  # the relations' property table (reports/properties.py)
 
     def cell(self, op: str, column: str) -> list[tuple[str, int]]:
         """Counts in one matrix cell; `column` is a target or "@" + a family."""
@@ -158,9 +160,9 @@ class Report:
             return "empty"
         if counts["unexpected"]:
             return "bad"
-        if any(counts[s] for s in STATUS_ORDER[1:-1]):
+        if any(counts[s] for s in STATUS_ORDER[2:-1]):  # beyond pass and within_bound (a relation's)
             return "known"
-        return "unsup" if not counts["pass"] else "good"
+        return "unsup" if not (counts["pass"] or counts["within_bound"]) else "good"
 
 
 ROW_KINDS = ("", " + epilogue", " quantized")  # the overview's rows per op, in this order
@@ -168,7 +170,10 @@ ROW_KINDS = ("", " + epilogue", " quantized")  # the overview's rows per op, in 
 
 def matrix_row(rec: Record) -> str:
     """The overview row of a result: its op, apart for epilogue and quantized cases (other paths,
-    other bugs: a quantized-only target's cells must not read as the float conv's)."""
+    other bugs: a quantized-only target's cells must not read as the float conv's); a relation's record on
+    the relation's own row."""
+    if rec.output.startswith("relation:"):
+        return rec.output
     if rec.params.get("dtype") in QUANT_DTYPES:
         return rec.op + ROW_KINDS[2]
     return rec.op + (ROW_KINDS[1] if rec.params.get("epilogue") else ROW_KINDS[0])
@@ -257,7 +262,7 @@ def build_report(
                 files.setdefault(r.known_issue, r.known_issue_file)
             if r.fixed_upstream:
                 fixed[r.known_issue].append(f"{r.file}::{r.case_id} [{target}]")
-        if r.status == "pass":
+        if r.status in ("pass", "within_bound"):  # within_bound: a relation's pass that is not the same bits
             passes += 1
             continue
         rtags = [str(t) for t in r.params.get("tags", [])]
@@ -322,6 +327,7 @@ def build_report(
         unexpected_results=[m for f in findings for m in f.members if m.rec.unexpected],
         worst_wrong=findings[0].members[0] if findings and findings[0].cls == 0 else None,
         fuzz=summary.get("fuzz") or {},
+        properties=properties(records),
     )
 
 

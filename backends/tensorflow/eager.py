@@ -219,9 +219,20 @@ class TFBase(Backend):
 
         tf.get_logger().setLevel("ERROR")
         self.tf = tf
+        if self.threads:  # before the runtime starts: TF reads these once, when its eager context is made
+            tf.config.threading.set_intra_op_parallelism_threads(self.threads)
+            tf.config.threading.set_inter_op_parallelism_threads(self.threads)
         for gpu in tf.config.list_physical_devices("GPU"):
             tf.config.experimental.set_memory_growth(gpu, True)
         tf.config.experimental.enable_tensor_float_32_execution(tf32_requested())
+
+    threads: int | None = None  # set_threads: TF's intra- and inter-op thread pools (oneDNN and Eigen run on them)
+
+    def set_threads(self, n: int) -> None:
+        self.threads = n
+
+    def thread_count(self) -> int | None:
+        return int(self.tf.config.threading.get_intra_op_parallelism_threads()) or None  # 0: TF's default
 
     def device_reason(self, device: str) -> str | None:
         if device == "cpu":

@@ -40,7 +40,6 @@ def scaled_pads(case: Case) -> tuple[tuple[int, int], ...]:
     return tuple((pb * d, pa) for (pb, pa), d in zip(case.geometry.pads, case.dilation))
 
 
-
 class MutantBackend(TorchBackend):
     """TorchBackend with the named bug; dispatches to one `_<bug>` method per mutant."""
 
@@ -48,6 +47,12 @@ class MutantBackend(TorchBackend):
     devices = ("cpu",)
     capabilities = Capabilities(devices=("cpu",), gradients="torch.autograd.grad")
     backward = False  # forward bugs stay in the forward: the backward pass is plain torch
+
+    def __new__(cls, bug: str) -> Any:
+        """`mutant:<bug>` names the relation mutants too (backends/testing/relation_mutants.py): another class."""
+        from backends.testing.relation_mutants import RELATION_MUTANTS, RelationMutant
+
+        return RelationMutant(bug) if bug in RELATION_MUTANTS else super().__new__(cls)
 
     def __init__(self, bug: str) -> None:
         if bug not in MUTANTS:

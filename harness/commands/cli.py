@@ -138,7 +138,7 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
     sink = JsonlSink(out / "results.jsonl")
     records: list[Record] = []
     select, sampled = compiled_sample(cases, [b for b, _ in targets], args.compiled_sample)
-    progress = Progress({f"{b}-{d}": sum(1 + len(c.gradient_outputs) + len(plan.for_case(c) if plan else ())
+    progress = Progress({f"{b}-{d}": sum(1 + len(c.gradient_outputs) + len(plan.for_case(c, b) if plan else ())
                                          for c in cases if select is None or select(b, c))
                          for b, d in targets})
 
@@ -188,9 +188,15 @@ def relation_options(args: argparse.Namespace) -> tuple[list[tuple[str, tuple[st
     names = tuple(dict.fromkeys([*names, *(r for _, rels in requirements for r in rels)]))
     if not names:
         return requirements, None
-    n = args.relations_sample
-    return requirements, RelationPlan(tuple(n_ for n_ in parse_relations("all") if n_ in names),
-                                      None if n <= 1 else (lambda case: in_sample(case, n)))
+    n, m = args.relations_sample, args.relations_compiled_sample or args.relations_sample
+    compiled = {b for b in real_backends() if get_backend(b).builds_per_case}
+
+    def chosen(backend: str, case: Case) -> bool:
+        k = m if backend in compiled else n
+        return k <= 1 or in_sample(case, k)
+
+    return requirements, RelationPlan(tuple(r for r in parse_relations("all") if r in names),
+                                      None if n <= 1 and m <= 1 else chosen)
 
 
 def gate(records: list[Record], summary: dict, requirements: list[tuple[str, tuple[str, ...]]]) -> int:
@@ -312,6 +318,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--relations-sample", type=positive_int, default=1, metavar="N",
                      help="judge the relations on a fixed 1/N of the cases only (the same hash as --compiled-sample; "
                           "`make run` uses 32)")
+    run.add_argument("--relations-compiled-sample", type=positive_int, default=None, metavar="M",
+                     help="on the backends that build a model per case (each derived run is a build), a fixed 1/M "
+                          "of the cases instead (default: --relations-sample; `make run` uses 128)")
     run.add_argument("--require", action="append", default=[], metavar="LEVEL:RELATIONS",
                      help="fail (exit 1) unless every target and dtype has this property, e.g. bitwise:batch,determinism "
                           "or within_bound:all (LEVEL bitwise or within_bound; implies --relations for them; repeatable)")

@@ -21,6 +21,7 @@ from harness.commands import ownership, plugin_empty, smoke_select
 from harness.commands.plugin_items import FACTORY, STATE, CaseFile, CaseItem, state_of
 from harness.execution.pool import Worker, stop_all
 from harness.execution.prefetch import nbytes
+from harness.execution.relation_exec import RelationPlan, Shadows, run_relations
 from harness.execution.runner import gradient_oracle_for, oracle_for
 from harness.execution.warm_pool import POOL, release
 from harness.judge.known_issues import KnownIssues, layered, shown
@@ -28,12 +29,13 @@ from harness.model.case import Case
 from harness.model.loader import CASE_FILE_MARKER, NOT_CASE_FILES
 from harness.model.yamlmap import InputError
 from harness.numerics.inputs import make_inputs
+from harness.numerics.relations import RelationError, parse_relations
 
 ORACLE_CACHE = 8  # worker answers: the items of one case run back to back, a few entries are enough
 # inputs and oracles: make test runs items grouped by target, so a case comes back once per target; the
 # smoke tier's all fit (73 cases, < 1 MB), a full tier's are kept as far as this many bytes of arrays
 ORACLE_CACHE_BYTES = 256 << 20
-OPTIONS = ("convdiff_backends", "convdiff_cases", "convdiff_known_issues", "convdiff_gradients")
+OPTIONS = ("convdiff_backends", "convdiff_cases", "convdiff_known_issues", "convdiff_gradients", "convdiff_relations")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -45,6 +47,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--convdiff-timeout", type=float, default=120.0, help="seconds one case may take")
     g.addoption("--convdiff-gradients", action="store_true",
                 help="also judge every case's gradients (as if gradients: true)")
+    g.addoption("--convdiff-relations", default=None, metavar="LIST",
+                help="also judge these metamorphic relations (comma-separated, or all): one item per case, target and "
+                     "relation, e.g. case[torch-cpu-relation:batch]")
     g.addoption("--convdiff-compiled-smoke", default="cover", choices=smoke_select.CHOICES,
                 help="smoke tier on the backends that build a model per case: its cover and known issues, or all")
     g.addoption("--convdiff-known-issues", action="append", default=[], metavar="FILE",
@@ -85,6 +90,13 @@ class ConvdiffState:
         self.oracles: OrderedDict[str, Any] = OrderedDict()
         self.oracle_bytes = 0
         self.gradients = bool(config.getoption("convdiff_gradients"))
+        try:
+            names = config.getoption("convdiff_relations")
+            self.relations = RelationPlan(parse_relations(names)) if names else None
+        except RelationError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        self.shadows: dict[str, Shadows] = {}  # target -> the relations' second and thread-count workers
+        self.relation_payloads: OrderedDict[tuple[str, str, str], Any] = OrderedDict()
         # a gradient case's items (out, grad_*) share one worker answer and one gradient oracle
         self.answers: OrderedDict[tuple[str, str, str], Any] = OrderedDict()
         self.grad_oracles: OrderedDict[str, Any] = OrderedDict()
@@ -177,6 +189,26 @@ class ConvdiffState:
             while len(self.answers) > ORACLE_CACHE:
                 self.answers.popitem(last=False)
         return self.answers[key]
+
+    def relation_payload(self, case: Case, worker: Worker, inputs: Any, oracle: Any) -> dict[str, Any]:
+        """The case's answer with every run its relations need (harness/execution/relation_exec.py), once for
+        all of its relation items."""
+        key = (f"{case.file}::{case.id}", worker.backend, worker.device)
+        if key not in self.relation_payloads:
+            assert self.relations is not None
+            target = f"{worker.backend}-{worker.device}"
+
+            def shadows() -> Shadows:
+                if target not in self.shadows:
+                    self.shadows[target] = Shadows(worker.backend, worker.device, worker.threads)
+                return self.shadows[target]
+
+            self.relation_payloads[key] = run_relations(worker, shadows, case, inputs, oracle,
+                                                        self.relations.for_case(case), self.timeout,
+                                                        self.answer(case, worker, inputs))
+            while len(self.relation_payloads) > ORACLE_CACHE:
+                self.relation_payloads.popitem(last=False)
+        return self.relation_payloads[key]
 
     def grad_oracle(self, case: Case, inputs: Any) -> dict[str, Any]:
         key = f"{case.file}::{case.id}"

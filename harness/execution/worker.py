@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from backends.base import Output, first_line
+from backends.base import Output, Unsupported, first_line
 from backends.registry import get_backend
 from harness.execution.failures import error_payload, failure
 from harness.execution.grad_exec import execute_gradients
@@ -24,6 +24,7 @@ from harness.model.case import Case
 from harness.numerics.inputs import Inputs
 
 BATCH_ENV = "CONVDIFF_BATCH"  # 0 or off: no Backend.prepare, every case builds alone (bench, tests)
+THREADS_ENV = "CONVDIFF_THREADS"  # n: Backend.set_threads(n) before setup (a worker of the `threads` relation)
 PROFILE_ENV = "CONVDIFF_PROFILE"  # a directory: each worker writes its cProfile stats there when it stops
 
 
@@ -99,6 +100,15 @@ def block(modules: Iterable[str]) -> None:
         sys.modules.setdefault(m, None)  # type: ignore[arg-type]
 
 
+def thread_count(backend: Any) -> int | None:
+    """Backend.thread_count as a plain int (None when the adapter does not say, or raises)."""
+    try:
+        n = backend.thread_count()
+    except Exception:  # noqa: BLE001 - an adapter bug here costs the relation's message, not the worker
+        return None
+    return None if n is None else int(n)
+
+
 def plain_facts(facts: dict[str, Any]) -> dict[str, Any]:
     """Host facts as built-in types only, so the controller can unpickle them without any framework."""
     def plain(v: Any) -> Any:
@@ -134,6 +144,12 @@ def start_backend(backend_name: str, device: str) -> tuple[Any, dict[str, Any]]:
         if missing is not None:
             return backend, {"reason": missing, "version": "unknown", "fingerprint": {}, "host": {}}
         block(backend.excludes)  # a fresh worker (a forked one inherits its zygote's blocks)
+        threads_reason = None
+        if os.environ.get(THREADS_ENV):
+            try:
+                backend.set_threads(int(os.environ[THREADS_ENV]))
+            except Unsupported as exc:
+                threads_reason = str(exc)
         backend.setup(device)
         reason = backend.device_reason(device)
         # Plain str only: a framework's str subclass (torch's TorchVersion) would make the
@@ -142,7 +158,8 @@ def start_backend(backend_name: str, device: str) -> tuple[Any, dict[str, Any]]:
         info = {"reason": reason, "version": str(backend.version()),
                 "fingerprint": {str(k): str(v) for k, v in fp.items()},
                 "host": plain_facts(backend.host_facts(device)) if reason is None else {},
-                "batch_size": 0 if os.environ.get(BATCH_ENV, "").lower() in ("0", "off") else int(backend.batch_size)}
+                "batch_size": 0 if os.environ.get(BATCH_ENV, "").lower() in ("0", "off") else int(backend.batch_size),
+                "threads": thread_count(backend) if reason is None else None, "threads_reason": threads_reason}
     except Exception as exc:  # noqa: BLE001 - report, do not die silently
         info = {"reason": f"setup failed: {first_line(exc)}", "version": "unknown", "fingerprint": {}, "host": {},
                 "broken": True}
