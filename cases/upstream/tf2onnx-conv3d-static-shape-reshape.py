@@ -1,13 +1,13 @@
 """Conv3D with different H and W dilations and one output channel converts to a Reshape that ONNX Runtime cannot run
 
 Kind: wrong-value
-Ask: a fix: take the Reshape target from the ONNX Conv's own output shape (or a runtime Shape), not from TensorFlow's recorded static shape.
+Ask: a fix: take the Reshape's target from the emitted Conv's shape, not from TensorFlow's recorded one.
 
-What happens: `tf2onnx.convert.from_function` of `tf.nn.conv3d` (NDHWC, input 5x6x7, kernel 3, one output channel, width dilation 2) emits Reshape -> Conv -> Reshape, and ONNX Runtime fails: "The input tensor cannot be reshaped to the requested shape. Input shape:{1,1,3,4,3}, requested shape:{1,3,2,5,1}". With two output channels a Transpose stays and the model is right.
+What happens: `tf2onnx.convert.from_function` of `tf.nn.conv3d` (NDHWC, 5x6x7 input, kernel 3, one output channel, width dilation 2) emits Reshape -> Conv -> Reshape, and ONNX Runtime fails: "The input tensor cannot be reshaped to the requested shape. Input shape:{1,1,3,4,3}, requested shape:{1,3,2,5,1}".
 
-Expected: a model of the convolution's shape (1, 3, 4, 3, 1), which ONNX shape inference gives for the emitted Conv.
+Expected: a model of the convolution's shape (1, 3, 4, 3, 1).
 
-Mechanism: `tf2onnx/optimizer/transpose_optimizer.py` `post_optimize_action` (`_calculate_new_shape`, lines 93-107, 1.17.0 and main) replaces a Transpose that moves only size-1 axes by a Reshape to the recorded shape; for Conv3D that is TensorFlow's traced shape, which swaps the H and W dilations (`Conv3DShape` in common_shape_fns.cc).
+Mechanism: `tf2onnx/optimizer/transpose_optimizer.py` `post_optimize_action` (lines 93-107, also on main) turns a Transpose that moves only size-1 axes into a Reshape to the recorded shape, here TensorFlow's traced Conv3D shape, whose H and W dilations are swapped.
 """
 import os
 import sys
