@@ -109,8 +109,13 @@ def outcome(rec: Record, array: np.ndarray | None, reported: np.ndarray | None, 
         return Outcome(rec.backend, name, variant, "not-run", message)
     if status == "unsupported":
         return Outcome(rec.backend, name, variant, "cannot-express", _first_line(message))
-    if status in ("crash", "timeout"):
-        return Outcome(rec.backend, name, variant, "crashes" if status == "crash" else "hangs", _first_line(message))
+    if status == "crash":  # "worker killed by SIGABRT while running ...: <the framework's last words>"
+        sig = re.search(r"\b(SIG[A-Z]+)\b", message)
+        said = _first_line(message.split(": ", 1)[1]) if ": " in message else ""
+        return Outcome(rec.backend, name, variant, "crashes", " ".join(p for p in (sig.group(1) if sig else "",
+                                                                                   f"({said})" if said else "") if p))
+    if status == "timeout":
+        return Outcome(rec.backend, name, variant, "hangs")
     if status == "error":
         return Outcome(rec.backend, name, variant, "error", _first_line(message))
     if invalid:
@@ -157,15 +162,20 @@ def _names(outcomes: list[Outcome], split: frozenset[str] = frozenset()) -> str:
                      for p, vs in groups.items())
 
 
+def _split(outcomes: list[Outcome]) -> frozenset[str]:
+    """The products whose variants give different results (named with their variants)."""
+    verdicts_of: dict[str, set[str]] = {}
+    for o in outcomes:
+        verdicts_of.setdefault(unversioned(o.product), set()).add(o.verdict)
+    return frozenset(p for p, v in verdicts_of.items() if len(v) > 1)
+
+
 def table(outcomes: list[Outcome]) -> list[str]:
     """The body's table, one row per result: the products that give it (variants only where a product's
     variants differ), with the message where the result has one (a refusal, a crash), products sharing a message
     in one row; what cannot be expressed or did not run is left to the details."""
     shown = [o for o in outcomes if o.verdict in VERDICTS]
-    verdicts_of: dict[str, set[str]] = {}
-    for o in shown:
-        verdicts_of.setdefault(unversioned(o.product), set()).add(o.verdict)
-    split = frozenset(p for p, v in verdicts_of.items() if len(v) > 1)
+    split = _split(shown)
     rows = ["| implementation | result |", "| --- | --- |"]
     for verdict, words in VERDICTS.items():
         by_detail: dict[str, list[Outcome]] = {}
@@ -183,7 +193,7 @@ def disagreement(reported: Outcome | None, outcomes: list[Outcome], spec: str) -
     wrong = [o for o in outcomes if o.verdict == "same-wrong"]
     right = [o for o in outcomes if o.verdict == "right"]
     if wrong and right:
-        return (f"The implementations disagree. The same values as the reported one: {_names(wrong)}; the values of "
+        return (f"The implementations disagree. The same values as the reported one: {_names(wrong, _split(outcomes))}; the values of "
                 f"{spec}: {len(right)} other{'s' if len(right) > 1 else ''}.")
     if reported is not None and reported.verdict in ("same-wrong", "other-wrong") and right and \
             all(o.verdict == "right" for o in outcomes):
