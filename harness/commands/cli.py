@@ -317,10 +317,10 @@ def build_parser() -> argparse.ArgumentParser:
                      "relation:<name>; DIR/properties.json)")
     run.add_argument("--relations-sample", type=positive_int, default=1, metavar="N",
                      help="judge the relations on a fixed 1/N of the cases only (the same hash as --compiled-sample; "
-                          "`make run` uses 32)")
+                          "`make run` uses 64)")
     run.add_argument("--relations-compiled-sample", type=positive_int, default=None, metavar="M",
                      help="on the backends that build a model per case (each derived run is a build), a fixed 1/M "
-                          "of the cases instead (default: --relations-sample; `make run` uses 128)")
+                          "of the cases instead (default: --relations-sample; `make run` uses 1024)")
     run.add_argument("--require", action="append", default=[], metavar="LEVEL:RELATIONS",
                      help="fail (exit 1) unless every target and dtype has this property, e.g. bitwise:batch,determinism "
                           "or within_bound:all (LEVEL bitwise or within_bound; implies --relations for them; repeatable)")
