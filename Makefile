@@ -31,10 +31,15 @@ $(BROWSER): | $(STAMP)
 
 setup: $(STAMP) $(BROWSER)
 
-## run: the full corpus on every installed backend; those that compile a model per case on a fixed 1/SAMPLE of it
+## run: the full corpus on every installed backend; those that compile a model per case on a fixed 1/SAMPLE of it;
+## the metamorphic relations on a fixed 1/RELATIONS of it (1/RELATIONS_COMPILED on those backends: every derived
+## run is a build there); the nightly runs everything
 SAMPLE ?= 16
+RELATIONS ?= 64
+RELATIONS_COMPILED ?= 1024
 run: $(STAMP)
-	$(VENV)/bin/convdiff run --tier full --compiled-sample $(SAMPLE) --out reports/out
+	$(VENV)/bin/convdiff run --tier full --compiled-sample $(SAMPLE) --relations all --relations-sample $(RELATIONS) \
+		--relations-compiled-sample $(RELATIONS_COMPILED) --out reports/out
 
 ## test: the harness's own tests plus the smoke tier on every installed backend
 ## (--dist loadgroup: each backend's items on one xdist process, so its framework is imported once)
@@ -71,6 +76,9 @@ bench: $(STAMP)
 	$(PY) bench/crash_restart.py
 	$(PY) bench/fresh_clone.py
 	$(PY) bench/workflow_jobs.py
+	@# the share of the host's known issues a 10-minute fuzz rediscovers (seed 1), and scope on four planted bugs
+	$(PY) bench/fuzz_share.py
+	$(PY) bench/scope_planted.py
 
 clean:
 	rm -rf $(VENV) reports/out reports/host-matrix .convdiff-cache site
