@@ -1,10 +1,14 @@
 """Grouped uint8 (QDQ) Conv 3-D with padding on OpenVINO CPU: the padded border against exact integer arithmetic
 
-Measures, under the ONEDNN_MAX_CPU_ISA of the environment (AVX2 selects u8/jit_gemm_I8; unset, AVX-512 CPUs run
+Measures, under the ONEDNN_MAX_CPU_ISA of the environment (AVX2, the default here, selects u8/jit_gemm_I8; ALL lets AVX-512 CPUs run
 brgconv), the kernel-1 case padded on W with y_scale 1 and 4, and kernel 2 over 3x4x5 padded on every side and on D
 only: the kernel OpenVINO reports, the padded outputs, and the elements and output channels off.
+
+With ONEDNN_MAX_CPU_ISA unset it caps oneDNN at AVX2 (the path the entry is about); set it to ALL for the CPU's own.
 """
 import os
+
+os.environ.setdefault("ONEDNN_MAX_CPU_ISA", "AVX2")  # the path without AVX-512/VNNI; ONEDNN_MAX_CPU_ISA=ALL measures the CPU's own
 import sys
 
 import numpy as np
