@@ -15,6 +15,8 @@ The contract, versioned by API_VERSION (major: a change that breaks adapters; mi
 - 1.2 added `Capabilities.unbatched` and `Capabilities.torch_same`, and `input_reason(case)`, which the worker
   asks before `supports()`: an unbatched case, or torch's padding='same' where it is not TensorFlow's, is
   declared unsupported on an adapter whose capabilities do not say it states them.
+- 1.3 added `Crashed`: a process the adapter runs for the framework (a compiler, a converter's tool) died by a
+  signal on the case; recorded as `crash`, like the worker's own death, though the worker lives on.
 - `run(case, inputs, device) -> Output`, or raise `Unsupported` (the adapter cannot express the case)
   or `Rejected` (the framework raised on it: `raise Rejected(first_line(exc)) from exc`). It is called for
   every case `supports()` accepts, `expect: invalid` cases included. Any other exception is recorded as
@@ -55,7 +57,7 @@ from harness.numerics.inputs import Inputs
 
 HostFact = str | int | float | bool | list[str]
 
-API_VERSION = (1, 2)
+API_VERSION = (1, 3)
 
 
 def require_api(major: int, minor: int = 0) -> None:
@@ -78,6 +80,12 @@ class Rejected(Exception):
     def __init__(self, message: str = "", path: str = "") -> None:
         super().__init__(message)
         self.path = path
+
+
+class Crashed(Exception):
+    """A process the adapter started for the framework (iree-compile, a converter's tool) died by a signal on this
+    case: the framework crashed, though the worker did not. The message names the tool, the signal and its last
+    words ("iree-compile crashed (SIGSEGV): in mlir::...")."""
 
 
 class RememberedCrash(Exception):

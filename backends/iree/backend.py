@@ -18,8 +18,9 @@ QLinearConv node instead (conv ops; ONNX has no QLinearConvTranspose). The runti
 as int8 (the function's i8 is signless): the bits are reinterpreted as uint8, and the translation says so.
 
 Refusals: the importer's or iree-compile's first error line (an MLIR verifier message, "failed to
-legalize operation ...") is `rejected`, and so is an iree-compile that dies by a signal ("iree-compile
-crashed (SIGABRT): <its assertion>"): the compiler is a child process, the worker survives it.
+legalize operation ...") is `rejected`. An iree-compile that dies by a signal ("iree-compile crashed
+(SIGABRT): <its assertion>") is a `crash` (backends.base.Crashed), though the worker survives it: the
+compiler is a child process.
 
 Cost (backends/artifacts.py): the .vmfb is cached under a key over the case (without its seed, with the
 digest of the weights, and of a quantized case's scales and zero points, the model bakes in; the quantized
@@ -40,9 +41,9 @@ from typing import Any
 import numpy as np
 
 from backends.artifacts import ArtifactCache, case_key, sources_digest
-from backends.base import Backend, Capabilities, HostFact, Output, Rejected, Unsupported, first_line
+from backends.base import Backend, Capabilities, Crashed, HostFact, Output, Rejected, Unsupported, first_line
 from backends.iree import batch
-from backends.iree.compile import TARGET_FLAGS, CompileFailed, compile_mlir, import_models, versions
+from backends.iree.compile import CRASHED, TARGET_FLAGS, CompileFailed, compile_mlir, import_models, versions
 from backends.iree.facts import target_facts
 from backends.iree.runtime import DRIVER, Modules, call
 from backends.onnx.model import (
@@ -186,8 +187,8 @@ class IreeBackend(Backend):
         files, how = self.cache.fetch(key, lambda: self.compile_one(self.model(case, inputs, attrs)),
                                       lambda exc: str(exc) if isinstance(exc, (CompileFailed, Rejected))
                                       else first_line(exc))
-        if isinstance(files, str):
-            raise Rejected(files)
+        if isinstance(files, str):  # the refusal or crash, cached as its message
+            raise (Crashed if files.startswith(CRASHED) else Rejected)(files)
         meta = json.loads(files["meta.json"])
         if "batch" in meta:  # compiled with other cases (backends/iree/batch.py): the batch's module
             batch = ArtifactCache("iree-batch").load(meta["batch"])

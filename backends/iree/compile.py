@@ -37,6 +37,9 @@ KERNEL_FEATURES = ("sse4.2", "avx", "f16c", "fma", "avx2", "avx512f", "avx512bw"
                    "amx-fp16")
 
 
+CRASHED = "iree-compile crashed"  # how a compiler death by a signal's message begins (cached as that message)
+
+
 class CompileFailed(Exception):
     """iree-import-onnx or iree-compile refused the model (message: the first error line), or
     iree-compile crashed (`crashed`: it died by a signal); `lines`: the input lines its errors point at."""
@@ -114,7 +117,7 @@ def compile_mlir(asm: str, flags: tuple[str, ...] = TARGET_FLAGS) -> Compiled:
         err = done.stderr.decode(errors="replace")
         if done.returncode < 0:
             name = signal.Signals(-done.returncode).name if -done.returncode in signal.valid_signals() else "?"
-            raise CompileFailed(f"iree-compile crashed ({name}): {crash_line(err)}", crashed=True)
+            raise CompileFailed(f"{CRASHED} ({name}): {crash_line(err)}", crashed=True)
         if done.returncode != 0 or not out.exists():
             lines = tuple(int(n) for n in ERROR_AT.findall(err))
             raise CompileFailed(f"iree-compile: {error_line(err) or f'exit status {done.returncode}'}", lines=lines)

@@ -21,7 +21,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from backends.base import Rejected, RememberedCrash, Unsupported, first_line
+from backends.base import Crashed, Rejected, RememberedCrash, Unsupported, first_line
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
 
@@ -113,6 +113,8 @@ def failure(exc: BaseException, backend: Any, case: Case, inputs: Inputs | None,
                 "message": f"out of memory on a case whose own arrays are {case_arrays(case, inputs)}: {first_line(oom)}"}
     if isinstance(exc, Rejected):
         return {"status": "rejected", "message": str(exc), "duration_s": elapsed, "path": getattr(exc, "path", "")}
+    if isinstance(exc, Crashed):  # a child process of the framework's died by a signal: a crash, not a refusal
+        return {"status": "crash", "message": str(exc), "duration_s": elapsed}
     if isinstance(exc, RememberedCrash):  # the build that kills the worker is not run again (backends/artifacts.py)
         return {"status": "crash", "message": str(exc), "duration_s": elapsed}
     origin, where = origin_of(exc, backend)
