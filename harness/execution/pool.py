@@ -65,8 +65,9 @@ def _death(exitcode: int | None) -> str:
 class Worker:
     """One backend on one device in its own process, restarted after a crash or timeout."""
 
-    def __init__(self, backend: str, device: str) -> None:
+    def __init__(self, backend: str, device: str, env: dict[str, str] | None = None) -> None:
         self.backend, self.device = backend, device
+        self.env = dict(env or {})  # set in the worker's environment only (e.g. CONVDIFF_THREADS: relation runs)
         self.proc: subprocess.Popen | None = None
         self.conn: Any = None   # worker -> controller
         self.send_conn: Any = None  # controller -> worker
@@ -77,11 +78,15 @@ class Worker:
         self.version = "unknown"
         self.fingerprint: dict[str, str] = {}
         self.host: dict[str, Any] = {}   # what the framework decided from the host (Backend.host_facts)
+        self.threads: int | None = None  # Backend.thread_count in the worker, from its hello
+        self.threads_reason: str | None = None  # why set_threads could not apply CONVDIFF_THREADS there
         self.started_at = 0.0
         self.inflight: deque[tuple[Case, Inputs]] = deque()
         self.head_since = 0.0  # when the worker became free for the oldest case in flight
         self.spare: Spawned | None = None  # a second process, started after the first crash (see restart)
         self.restarts = 0
+        self.retried_head = False  # the oldest case in flight timed out once and was sent to a fresh worker
+        self.retries_saved = 0  # timeouts whose retry on a fresh worker answered (not recorded as timeouts)
         self.batch_size = 0  # Backend.batch_size, from the hello: > 0 where prepare() builds ahead
         self.preparing: float | None = None  # the deadline of a prepare in progress
         self.prepared: dict[str, Any] = {}  # what the last prepare reported (counts, or an error)
@@ -117,7 +122,7 @@ class Worker:
         to_w_r, to_w_w = os.pipe()
         from_w_r, from_w_w = os.pipe()
         log = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the worker; closed in stop()
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", **self.env}
         proc: Any = None
         zygote = None if self.fresh_only else zygote_of(self.backend)
         if zygote is not None:
@@ -197,6 +202,7 @@ class Worker:
         self.reason, self.version, self.fingerprint = info["reason"], info["version"], info["fingerprint"]
         self.broken = bool(info.get("broken"))
         self.host = info.get("host", {})
+        self.threads, self.threads_reason = info.get("threads"), info.get("threads_reason")
         self.greeted = True
         self.batch_size = int(info.get("batch_size", 0))
         if self.reason:
@@ -359,10 +365,23 @@ class Worker:
         left = timeout - (time.monotonic() - self.head_since)
         ready = wait([self.conn], timeout=max(left, 0.0))
         elapsed = time.monotonic() - self.head_since
-        self.inflight.popleft()
         if not ready:
+            # Once more on a fresh worker before it counts: a timeout on a loaded machine (35 targets starting on
+            # 2 cores) is no finding, and a case that hangs hangs again. The record keeps the load it met.
+            load = round(os.getloadavg()[0], 2)
             self.kill()
-            return {"status": "timeout", "message": f"no result after {timeout:g} s; worker killed", "duration_s": elapsed}
+            retried, self.retried_head = self.retried_head, False
+            if not retried and len(self.inflight) and self._restart_and_resend() is None:
+                self.retried_head = True  # the same case heads the fresh worker's queue: wait for it again
+                return self.collect(timeout)
+            self.inflight.popleft()
+            tries = "twice, the second time on a fresh worker" if retried else "once; no fresh worker started"
+            return {"status": "timeout", "message": f"no result after {timeout:g} s ({tries}); worker killed; "
+                    f"1-minute load {load:g} on {os.cpu_count()} cores", "duration_s": elapsed, "load": load}
+        self.inflight.popleft()
+        if self.retried_head:  # the retry on a fresh worker answered: the timeout is not counted
+            self.retries_saved += 1
+            self.retried_head = False
         try:
             payload = self.conn.recv()[1]
         except (EOFError, OSError):

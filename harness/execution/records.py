@@ -10,9 +10,10 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-STATUSES = ("pass", "mismatch", "shape_mismatch", "unsupported", "rejected",
+# within_bound: a relation record (output relation:<name>) whose two computations differ, all within the bound
+STATUSES = ("pass", "within_bound", "mismatch", "shape_mismatch", "unsupported", "rejected",
             "accepted_invalid", "error", "crash", "timeout")
-FAILING = frozenset(STATUSES) - {"pass", "unsupported"}
+FAILING = frozenset(STATUSES) - {"pass", "within_bound", "unsupported"}
 
 
 @dataclass
@@ -40,7 +41,10 @@ class Record:
     known_status: list[str] = field(default_factory=list)
     known_issue_file: str | None = None  # the known-issues file the matching entry comes from
     nonfinite: int = 0  # output elements NaN or inf where the reference is finite (rel_err covers the rest)
+    # a relation record's comparisons (harness/judge/relations.py): {"pairs": [...], "subnormal": {...}}
+    relation: dict[str, Any] | None = None
     path: str = ""  # which of the adapter's routes ran (backends.base.Output.path); "" for its direct call
+    load: float | None = None  # a timeout's: the machine's 1-minute load average when it was called (after one retry)
     # an `error`'s: "adapter" (the adapter's code raised) or "convdiff" (an internal failure); None otherwise
     error_origin: str | None = None
 
@@ -60,7 +64,7 @@ class Record:
     @property
     def fixed_upstream(self) -> bool:
         """A known issue that now passes, unless the entry says passing is one of its outcomes."""
-        return bool(self.known_issue) and self.status == "pass" and "pass" not in self.known_status
+        return bool(self.known_issue) and self.status in ("pass", "within_bound") and self.status not in self.known_status
 
     def to_json(self) -> str:
         """Strict JSON (readable by jq and JSON.parse): non-finite numbers become null.

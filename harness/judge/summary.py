@@ -34,10 +34,12 @@ def summarize(records: Iterable[Record], fingerprint: dict[str, Any] | None = No
             unexpected.append({"case_id": r.case_id, "file": r.file, "op": r.op, "backend": r.backend,
                                "device": r.device, "output": r.output, "status": r.status, "message": r.message,
                                "bound_ratio": r.bound_ratio, "max_abs_err": r.max_abs_err, "diagnosis": r.diagnosis,
-                               "error_origin": r.error_origin})
+                               "error_origin": r.error_origin,
+                               # an entry matched but does not list this status: an unlisted outcome of it
+                               "unlisted_of": r.known_issue if r.known_issue else None})
         elif r.status in FAILING:
             known_counts[f"{r.backend}-{r.device}"] += 1
-        if r.status not in ("pass", "unsupported"):
+        if r.status not in ("pass", "within_bound", "unsupported"):
             findings[(r.backend, r.device, r.op, r.status, r.diagnosis, r.known_issue, r.output)].append(r.case_id)
         if r.fixed_upstream:
             fixed.append({"known_issue": r.known_issue, "file": r.file, "case_id": r.case_id, "backend": r.backend,
@@ -142,8 +144,9 @@ def format_problems(summary: dict[str, Any]) -> str:
                              f"{f' ({diag})' if diag else ''}: {commons[key]}")
             what = "" if u.get("output", "out") == "out" else f" {u['output']}"
             status = u["status"] + (f" ({u['error_origin']})" if u.get("error_origin") else "")  # whose error
+            unlisted = f"  (matches {u['unlisted_of']}, which does not list {u['status']})" if u.get("unlisted_of") else ""
             lines.append(f"  {Path(u['file']).name}::{u['case_id']}  {u['backend']}-{u['device']}{what}  "
-                         f"{status}  {_error_text(u)}".rstrip())
+                         f"{status}  {_error_text(u)}".rstrip() + unlisted)
     fixed = summary.get("fixed_upstream") or []
     if fixed:
         lines.append(f"known issue(s) that now pass, fixed upstream? ({len(fixed)}):")

@@ -15,6 +15,7 @@ from harness.execution.runner import Prepared, gradient_oracle_for
 from harness.judge.diagnosis import diagnose  # at module level, not in judge: lanes are threads, and CPython
 from harness.judge.diagnosis_grad import diagnose_gradient  # 3.11's parser is not safe for two threads importing
 from harness.judge.known_issues import KnownIssues
+from harness.judge.relations import relation_records
 from harness.model.case import Case
 from harness.numerics.compare import compare
 from harness.numerics.inputs import Inputs, make_inputs
@@ -34,7 +35,7 @@ def judge(case: Case, backend: str, worker: Worker, payload: dict[str, Any],
         case_id=case.id, file=Path(case.file).name, op=case.op, params=params,
         backend=backend, backend_version=worker.version, device=worker.device, dtype=case.dtype,
         status=status, output=output, message=message, duration_s=round(float(payload.get("duration_s", 0.0)), 6),
-        translation=payload.get("translation", ""), path=payload.get("path") or "",
+        translation=payload.get("translation", ""), load=payload.get("load"), path=payload.get("path") or "",
         error_origin=(payload.get("origin") or "convdiff") if status == "error" else None,
     )
     invalid = case.expect == "invalid"
@@ -65,11 +66,15 @@ def judge(case: Case, backend: str, worker: Worker, payload: dict[str, Any],
 def judge_case(case: Case, backend: str, worker: Worker, payload: dict[str, Any], oracle: tuple | None,
                known: KnownIssues | None, inputs: Inputs | None = None,
                grad_oracle: dict[str, tuple] | None = None) -> list[Record]:
-    """The forward record, then one record per gradient the case asks for.
+    """The forward record, then one record per gradient the case asks for, then one per relation the
+    payload carries (harness/judge/relations.py; only those when the payload says `only_relations`: the
+    relations judged after the shadow workers ran, the forward record already written).
 
     A gradient that never ran because its forward failed (`inherited`) carries the
     forward's known issue unless an entry naming the gradient predicts its status.
     """
+    if payload.get("only_relations"):
+        return relation_records(case, backend, worker, payload, inputs, oracle, known, None)
     forward = judge(case, backend, worker, payload, oracle, known, inputs)
     records = [forward]
     for name in case.gradient_outputs:
@@ -85,7 +90,7 @@ def judge_case(case: Case, backend: str, worker: Worker, payload: dict[str, Any]
             rec.known_issue, rec.known_status = forward.known_issue, forward.known_status
             rec.known_issue_file = forward.known_issue_file
         records.append(rec)
-    return records
+    return records + relation_records(case, backend, worker, payload, inputs, oracle, known, forward)
 
 
 class Verdicts:

@@ -36,12 +36,14 @@ from harness.commands.fuzz.write import (
 )
 from harness.commands.run_outputs import write_run_outputs
 from harness.execution.records import JsonlSink, Record
+from harness.execution.relation_exec import RelationPlan, run_deferred
 from harness.execution.runner import Lane, RunInfo
 from harness.judge.common import Common, common_of, passes_by_target
 from harness.judge.known_issues import KnownIssues, layered
 from harness.judge.summary import format_table
 from harness.judge.verdict import Verdicts
 from harness.model.case import Case
+from harness.numerics.relations import RelationError, parse_relations
 
 GRADIENT_SHARE = 0.15  # configs with `gradients: true`, where the workers can run the backward pass
 MINIMIZE_SHARE = 0.25  # of a --time budget: the part kept for minimizing new findings
@@ -68,6 +70,8 @@ def add_parser(sub: Any) -> None:
     fz.add_argument("--write", help="also append the minimized findings of real backends to this case file "
                                     "(e.g. cases/found/fuzz-<date>.yaml); by default everything stays under --out")
     fz.add_argument("--timeout", type=float, default=30.0, help="seconds a single case may take (default 30: configs are tiny)")
+    fz.add_argument("--relations", metavar="LIST", help="also judge these metamorphic relations on every generated "
+                    "case (comma-separated, or all), as `convdiff run --relations`")
     fz.add_argument("--minimize-budget", type=float, default=300.0,
                     help="seconds spent minimizing new signatures in all (default 300)")
 
@@ -171,22 +175,32 @@ def run_fuzz(args: argparse.Namespace, argv: list[str]) -> int:
     limit = f"{args.cases} configs" if args.cases else f"{source.seconds:g} s of generating and judging"
     print(f"convdiff fuzz: seed {args.seed}, {limit}, then up to {args.minimize_budget:g} s minimizing new findings "
           f"(plus the workers' start-up); {len(targets)} targets -> {out}/", file=sys.stderr)
-    info, lane = RunInfo(), Lane(targets)  # one lane: the 2-core machine is the limit, not the workers
+    try:
+        relations = RelationPlan(parse_relations(args.relations)) if args.relations else None
+    except RelationError as exc:
+        raise FuzzUsage(str(exc)) from None
+    info, lane = RunInfo(), Lane(targets, relations)  # one lane: the 2-core machine is the limit, not the workers
     try:
         lane.start(info)
         for target, reason in info.skipped.items():
             print(f"skipped {target}: {reason}", file=sys.stderr)
         try:
             lane.run(source, args.timeout, Verdicts(known), collect)
+            if relations is not None:  # the process relations, once the lane is done (relation_exec.run_deferred)
+                run_deferred(lane.deferred, relations.deferred, args.timeout, Verdicts(known), collect)
         finally:
             sink.close()
         run_s = time.monotonic() - source.start
         written = write_findings(args, findings, source.cases, info, lane, known, records)
+        write_unlisted(args, findings)
+        precision = quiet_rerun(args, findings, source.cases, known)
+        precision["timeouts_passed_on_retry"] = sum(w.retries_saved for w in lane.workers)
     finally:
         lane.stop()
         if cache_write is None:
             os.environ.pop("CONVDIFF_CACHE_WRITE", None)
     section = findings.summary([e.id for e in known.entries], written)
+    section["precision"] = precision
     section.update({"seed": args.seed, "configs": dict(sorted(source.kinds.items())), "cases_run": len(source.cases),
                     "run_s": round(run_s, 1), "write": args.write or str(found_file(out))})
     summary = write_run_outputs(out, records, info, argv, known, extra={"fuzz": section})
@@ -195,7 +209,50 @@ def run_fuzz(args: argparse.Namespace, argv: list[str]) -> int:
           f"({sum(v for k, v in source.kinds.items() if k.startswith('schema_invalid'))} schema-invalid configs "
           "refused by the loader, not run)")
     print(format_findings(section))
+    p = section["precision"]
+    print(f"precision: {p['survived_quiet_rerun']} of {p['new_signatures']} new signature(s) reproduce in a quiet re-run "
+          f"on a fresh worker; {p['unlisted_outcomes']} unlisted outcome(s) of known entries and "
+          f"{p['timeouts_passed_on_retry']} timeout(s) that passed on their retry were not counted as signatures")
     return 1 if section["new_signatures"] or summary["unexpected"] else 0
+
+
+def quiet_rerun(args: argparse.Namespace, findings: Findings, cases: dict[str, Case],
+                known: KnownIssues) -> dict[str, Any]:
+    """Each new signature's first failing case run once more on a fresh worker of its target, after the campaign,
+    with nothing else running: a signature survives when the status (and diagnosis) comes back. The fuzz's own
+    precision: how many of its new signatures are real."""
+    kept, flaky = [], []
+    for n in sorted(findings.new.values(), key=lambda n: n.first_s):
+        rec = n.first
+        case = cases.get(rec.case_id)
+        replay: list[Record] = []
+        if case is not None:
+            lane, info = Lane([(rec.backend, rec.device)]), RunInfo()
+            try:
+                lane.start(info)
+                lane.run([case], args.timeout, Verdicts(known), replay.append)
+            finally:
+                lane.stop()
+        again = next((r for r in replay if r.output == rec.output), None)
+        same = again is not None and again.status == rec.status and again.diagnosis == rec.diagnosis
+        (kept if same else flaky).append({"signature": signature_text(n.signature), "case": rec.case_id,
+                                          "again": again.status if again else "no result"})
+    return {"new_signatures": len(findings.new), "survived_quiet_rerun": len(kept), "did_not_reproduce": flaky,
+            "unlisted_outcomes": len(findings.unlisted)}
+
+
+def write_unlisted(args: argparse.Namespace, findings: Findings) -> None:
+    """For each unlisted outcome, a proposal in the stub file: the status to add to the entry that matched."""
+    if not findings.unlisted:
+        return
+    path = Path(args.write) if args.write else found_file(Path(args.out))
+    stub = path.with_name(path.name.removesuffix(".yaml") + STUB_SUFFIX)
+    lines = []
+    for u in sorted(findings.unlisted.values(), key=lambda u: u.first_s):
+        lines += [f"  # unlisted outcome of {u.id}: {u.first.backend} gave {u.status} on {u.first.case_id} "
+                  f"({u.count} results); the entry lists {', '.join(u.listed)}",
+                  f"  # proposal: in {u.id}, status: [{', '.join([*u.listed, u.status])}]  (measure it first)"]
+    append_stub(stub, "\n".join(lines) + "\n")
 
 
 def found_file(out: Path) -> Path:
