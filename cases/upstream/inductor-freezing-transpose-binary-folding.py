@@ -3,11 +3,11 @@
 Kind: wrong-value
 Ask: Please make binary_folding handle transposed convolutions (output channels on weight dim 1, per group) or skip them.
 
-What happens: With torch._inductor.config.freezing = True, ConvTranspose2d(4, 4, 3) times a per-output-channel constant [1, 2, 3, 4] compiles and returns up to 2.44 off for outputs up to 4.64: exactly conv_transpose(x * s, w), the constant applied to input channels, in every dtype, layout and rank, on CPU and CUDA. With C_in != C_out the pass builds a C_in-sized bias: ConvTranspose2d(3, 5, 3) + 0.5 fails to compile ("expected bias to be 1-dimensional with 5 elements, but got bias of size [3]"). freezing=False is right.
+What happens: With torch._inductor.config.freezing = True, ConvTranspose2d(4, 4, 3) times a per-output-channel constant [1, 2, 3, 4] compiles and returns up to 2.44 off for outputs up to 4.64: exactly conv_transpose(x * s, w), the constant applied to input channels (every dtype, rank, CPU and CUDA). With C_in != C_out the pass builds a C_in-sized bias: ConvTranspose2d(3, 5, 3) + 0.5 fails to compile (a bias of size [3] for 5 channels). freezing=False is right.
 
 Expected: The compiled module computes what eager computes.
 
-Mechanism: torch/_inductor/fx_passes/binary_folding.py (torch 2.13.0): _op_not_broadcasting_with_conv and _create_new_conv_node check, fold and size the bias along weight.shape[0] and never read the transposed flag; for a transposed conv that dim holds C_in.
+Mechanism: torch/_inductor/fx_passes/binary_folding.py (torch 2.13.0): _op_not_broadcasting_with_conv and _create_new_conv_node work along weight.shape[0], C_in for a transposed conv, and never read the transposed flag.
 
 Symptoms:
 a per-channel mul/div or batch norm after a ConvTranspose with C_in == C_out (groups < C_in): wrong values.
