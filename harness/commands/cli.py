@@ -17,6 +17,7 @@ from harness.commands.listing import cmd_backends
 from harness.commands.run_outputs import write_run_outputs
 from harness.commands.validate import cmd_validate
 from harness.execution.host import cpu_facts
+from harness.execution.pool import gpu_present, prestart
 from harness.execution.progress import Progress
 from harness.execution.records import JsonlSink, Record
 from harness.execution.relation_exec import RelationPlan
@@ -129,10 +130,12 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
         backends = parse_backends(args.backends) if args.backends else installed_backends()
     except UnknownBackend as exc:
         raise UsageError(str(exc)) from None
-    known = known_issues_for(paths, args.known_issues, backends)
     targets = resolve_targets(backends, args.device)
     if not targets:
         raise UsageError(f"no backend can run on device '{args.device}'")
+    if cases:  # the templates import their frameworks while this process reads the known issues and plans
+        prestart([b for b, d in targets if d == "cpu" or not gpu_present()])
+    known = known_issues_for(paths, args.known_issues, backends)
     requirements, plan = relation_options(args)
     out = Path(args.out)
     sink = JsonlSink(out / "results.jsonl")
@@ -172,7 +175,7 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
     problems = format_problems(summary)
     if problems:
         print(problems)
-    return max(exit_status(summary), gate(records, summary, requirements))
+    return max(exit_status(summary), gate(records, out, requirements))
 
 
 def relation_options(args: argparse.Namespace) -> tuple[list[tuple[str, tuple[str, ...]]], RelationPlan | None]:
@@ -199,13 +202,19 @@ def relation_options(args: argparse.Namespace) -> tuple[list[tuple[str, tuple[st
                                       None if n <= 1 and m <= 1 else chosen)
 
 
-def gate(records: list[Record], summary: dict, requirements: list[tuple[str, tuple[str, ...]]]) -> int:
-    """--require: 1 with one line per requirement the run's property table does not meet (reports/properties.py)."""
-    if not requirements:
-        return 0
+def gate(records: list[Record], out: Path, requirements: list[tuple[str, tuple[str, ...]]]) -> int:
+    """The property table in one line where the run judged relations; then --require: 1 with one line per
+    requirement the table does not meet (reports/properties.py)."""
     from reports.properties import properties, unmet
 
-    lines = unmet(properties(records), requirements)
+    table = properties(records)
+    if table["targets"]:
+        cells = [(t, r, d, c["property"]) for t, rels in table["targets"].items() for r, by in rels.items()
+                 for d, c in by.items()]
+        n = {p: sum(c[3] == p for c in cells) for p in ("bitwise", "within_bound", "violated", "unsupported")}
+        print(f"properties ({out / 'properties.json'}): {len(cells)} target x relation x dtype cells, "
+              + ", ".join(f"{k} {v}" for k, v in n.items() if v))
+    lines = unmet(table, requirements) if requirements else []
     for line in lines:
         print(line)
     return 1 if lines else 0
