@@ -3,7 +3,7 @@
 Kind: crash
 Ask: a fix: stop the conversion with the invoke error when the calibrator cannot run the float model, instead of quantizing with ranges it never measured.
 
-What happens: full-integer quantization of a grouped `tf.nn.conv2d_transpose` with a bias converts without an error, though the float TRANSPOSE_CONV the calibrator runs fails at every invoke ("SizeOfDimension(output, 3) != SizeOfDimension(weights, 0)"). The int8 output scale is garbage, different in every process (2.8e29 to 6.7e35 in five runs; the data give about 0.018), and invoking the model aborts the process (SIGABRT, no message) in most runs.
+What happens: Full-integer quantization of a grouped `tf.nn.conv2d_transpose` with a bias converts without an error, though the float TRANSPOSE_CONV the calibrator runs fails at every invoke ("SizeOfDimension(output, 3) != SizeOfDimension(weights, 0)"). The int8 output scale is garbage, different in every process (2.8e29 to 6.7e35 in five runs; the data give about 0.018), and invoking the model aborts the process (SIGABRT, no message) in most runs.
 
 Expected: a conversion error naming the failed invoke, as for other invoke failures (https://github.com/tensorflow/tensorflow/issues/44114).
 

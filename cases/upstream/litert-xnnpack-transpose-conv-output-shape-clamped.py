@@ -3,7 +3,7 @@
 Kind: invalid-accepted
 Ask: an error (or leaving the node to the built-in kernel, which refuses it) where the declared output size is not (input - 1) * stride + kernel + adjustment, 0 <= adjustment < stride.
 
-What happens: a VALID TRANSPOSE_CONV (input width 5, kernel 3, stride 2: widths 11 or 12 possible) whose output_shape declares 13 runs under the XNNPACK delegate without an error and returns width 11. The width is full + (declared - kernel) % stride: stride 3, declared 18/19/20/21 give 15/16/17/15. The built-in kernels refuse it ("transpose_conv.cc:316 computed_input_width != SizeOfDimension(input, 2)").
+What happens: A VALID TRANSPOSE_CONV (input width 5, kernel 3, stride 2: widths 11 or 12 possible) whose output_shape declares 13 runs under the XNNPACK delegate without an error and returns width 11. The width is full + (declared - kernel) % stride: stride 3, declared 18/19/20/21 give 15/16/17/15. The built-in kernels refuse it ("transpose_conv.cc:316 computed_input_width != SizeOfDimension(input, 2)").
 
 Expected: the built-in kernel's check.
 

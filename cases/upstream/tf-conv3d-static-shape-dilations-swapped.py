@@ -3,7 +3,7 @@
 Kind: wrong-value
 Ask: a fix: read the height and width dilations in order in Conv3DShape.
 
-What happens: in a `tf.function`, `tf.nn.conv3d` over a 7x8x9 input, 3x3x3 kernel, dilations (1, 2, 3) (D, H, W) gets the static shape (1, 5, 2, 5, 1); the kernel returns (1, 5, 4, 3, 1). Where the swapped dilation does not fit, tracing refuses a valid convolution that eager TF runs.
+What happens: In a `tf.function`, `tf.nn.conv3d` over a 7x8x9 input, 3x3x3 kernel, dilations (1, 2, 3) (D, H, W) gets the static shape (1, 5, 2, 5, 1); the kernel returns (1, 5, 4, 3, 1). Where the swapped dilation does not fit, tracing refuses a valid convolution that eager TF runs.
 
 Expected: n - d * (k - 1) per axis, with that axis' dilation (https://www.tensorflow.org/api_docs/python/tf/nn/conv3d).
 

@@ -3,7 +3,7 @@
 Kind: wrong-value
 Ask: a fix: accumulate in float32 and round once, as the half-precision Conv2D forward kernel does.
 
-What happens: on CPU, `tf.nn.conv2d_transpose` in float16 with explicit padding (3x3 kernel, 128 -> 8 channels, positive data) is up to 3.1 ulps from float64 (bfloat16: 3.2), where float32 rounded once, and `tf.nn.conv2d` in float16, are within 0.5 ulp. Float16 Conv3D: 6.4 ulps; filter gradient: 11.9.
+What happens: On CPU, `tf.nn.conv2d_transpose` in float16 with explicit padding (3x3 kernel, 128 -> 8 channels, positive data) is up to 3.1 ulps from float64 (bfloat16: 3.2), where float32 rounded once, and `tf.nn.conv2d` in float16, are within 0.5 ulp. Float16 Conv3D: 6.4 ulps; filter gradient: 11.9.
 
 Expected: float32 accumulation, as the Conv2D forward ("Use float32 accumulation for bfloat16 to deal with precision accumulation") and oneDNN do.
 

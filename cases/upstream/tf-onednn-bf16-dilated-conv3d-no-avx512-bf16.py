@@ -3,7 +3,7 @@
 Kind: valid-refused
 Ask: dilation support in the CPU Conv3D kernel bfloat16 falls back to (this issue's subject), or a fallback that takes what the oneDNN path takes.
 
-What happens: with `TF_ENABLE_ONEDNN_OPTS=1` on an AVX2-only AMD EPYC (2026-11-25, eager and `tf.function`), `tf.nn.conv3d(x, w, [1] * 5, "VALID", dilations=[1, 1, 2, 2, 1])` in bfloat16 raises "CPU implementation of Conv3D currently only supports dilated rates of 1", while float32 runs and is right. With AVX-512F (AMD EPYC Zen 4, 2026-11-29) both run and are exact.
+What happens: With `TF_ENABLE_ONEDNN_OPTS=1` on an AVX2-only AMD EPYC (2026-11-25, eager and `tf.function`), `tf.nn.conv3d(x, w, [1] * 5, "VALID", dilations=[1, 1, 2, 2, 1])` in bfloat16 raises "CPU implementation of Conv3D currently only supports dilated rates of 1", while float32 runs and is right. With AVX-512F (AMD EPYC Zen 4, 2026-11-29) both run and are exact.
 
 Expected: the dtype does not decide which convolutions run: oneDNN runs this one in float32 on the same CPU.
 

@@ -3,7 +3,7 @@
 Kind: wrong-value
 Ask: a fix: keep such convolutions off oneDNN's brg_conv_fwd:avx512_core (or take a oneDNN with the fix; v3.13.2 still has it).
 
-What happens: with oneDNN on (the default on AVX-512 CPUs), `tf.nn.conv2d` of a 2x4x3x1 NHWC input, 3x2 kernel, 2 output channels, strides (1, 3), VALID (output width 1) returns 4 of 8 outputs wrong by 20 on small integers, where float32 is exact (AMD EPYC Zen 4). Conv3D and Keras Conv2D alike. Batch 1, float64, TF_ENABLE_ONEDNN_OPTS=0 and ONEDNN_MAX_CPU_ISA=AVX2 are right.
+What happens: With oneDNN on (the default on AVX-512 CPUs), `tf.nn.conv2d` of a 2x4x3x1 NHWC input, 3x2 kernel, 2 output channels, strides (1, 3), VALID (output width 1) returns 4 of 8 outputs wrong by 20 on small integers, where float32 is exact (AMD EPYC Zen 4). Conv3D and Keras Conv2D alike. Batch 1, float64, TF_ENABLE_ONEDNN_OPTS=0 and ONEDNN_MAX_CPU_ISA=AVX2 are right.
 
 Expected: the float64 result (https://www.tensorflow.org/api_docs/python/tf/nn/conv2d).
 

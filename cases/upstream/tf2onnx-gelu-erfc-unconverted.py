@@ -3,7 +3,7 @@
 Kind: valid-refused
 Ask: a handler for TensorFlow's Erfc (1 - Erf, which every opset from 9 has), so that exact-GELU models convert below opset 20 too, or a conversion error instead of an invalid model.
 
-What happens: since TensorFlow 2.16 `tf.nn.gelu(x, approximate=False)` (and `keras.activations.gelu`) is traced as 0.5 * x * erfc(-x / sqrt(2)). `tf2onnx.convert.from_function` logs "Tensorflow op [Erfc] is not supported" and still returns a model with an `Erfc` node in the default domain, which ONNX Runtime refuses: "No Op registered for Erfc with domain_version of 15".
+What happens: Since TensorFlow 2.16 `tf.nn.gelu(x, approximate=False)` (and `keras.activations.gelu`) is traced as 0.5 * x * erfc(-x / sqrt(2)). `tf2onnx.convert.from_function` logs "Tensorflow op [Erfc] is not supported" and still returns a model with an `Erfc` node in the default domain, which ONNX Runtime refuses: "No Op registered for Erfc with domain_version of 15".
 
 Expected: a model that computes GELU (Erf-based, as before TensorFlow's change; PR #2463, open, needs opset 20).
 

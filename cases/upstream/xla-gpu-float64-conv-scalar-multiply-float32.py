@@ -3,7 +3,7 @@
 Kind: wrong-value
 Ask: a fix: keep the fused output scale in double precision for an f64 convolution all the way to cuDNN (or do not fuse it).
 
-What happens: in one `jax.jit` on CUDA, y = conv_transpose(x, w) * c in float64 (2 -> 2 channels, kernel 3, length 5 -> 7, c = -1.9897383434752216) has every element off by |y| * |c - fl32(c)| / |c|: on an H200 (jax 0.11.2, CUDA 13, cuDNN 9.19) 14 of 14 elements, max 3.937380e-9 = max |y| (4.6885) times c's float32 rounding (8.398e-10). Eager and the CPU are exact.
+What happens: In one `jax.jit` on CUDA, y = conv_transpose(x, w) * c in float64 (2 -> 2 channels, kernel 3, length 5 -> 7, c = -1.9897383434752216) has every element off by |y| * |c - fl32(c)| / |c|: on an H200 (jax 0.11.2, CUDA 13, cuDNN 9.19) 14 of 14 elements, max 3.937380e-9 = max |y| (4.6885) times c's float32 rounding (8.398e-10). Eager and the CPU are exact.
 
 Expected: float64 rounding (about 1e-15 here).
 
