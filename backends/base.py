@@ -12,19 +12,23 @@ The contract, versioned by API_VERSION (major: a change that breaks adapters; mi
   `version`, `unavailable_reason`, `set_threads`, `thread_count`). `name` is set from the registration.
 - 1.1 added `set_threads(n)` and `thread_count()` (the `threads` relation): an adapter that does not
   override them has no thread setting, and the relation says so.
+- 1.1 also added `Output.path` and `Rejected(message, path)`: which of the adapter's routes ran, where it has
+  several (a known issue may select on it).
 - 1.2 added `Capabilities.unbatched` and `Capabilities.torch_same`, and `input_reason(case)`, which the worker
   asks before `supports()`: an unbatched case, or torch's padding='same' where it is not TensorFlow's, is
   declared unsupported on an adapter whose capabilities do not say it states them.
 - 1.3 added `Crashed`: a process the adapter runs for the framework (a compiler, a converter's tool) died by a
   signal on the case; recorded as `crash`, like the worker's own death, though the worker lives on.
+- 1.4 added `kernel_variants(host)` and `use_kernel_variant(name)` (`KernelVariant`): the framework's own
+  switches between kernels for the same precision (graph optimisation off, XNNPACK off, oneDNN off), each run
+  in a worker of its own for the `layout` relation; an adapter that does not override them has none, and the
+  relation's record says so.
 - `run(case, inputs, device) -> Output`, or raise `Unsupported` (the adapter cannot express the case)
   or `Rejected` (the framework raised on it: `raise Rejected(first_line(exc)) from exc`). It is called for
   every case `supports()` accepts, `expect: invalid` cases included. Any other exception is recorded as
   `error`, with `error_origin` saying whose: "adapter" when the adapter's own code raised it (the message
   ends with its file and line), "convdiff" for an internal failure. Running out of memory (MemoryError,
   even wrapped in Rejected) is recorded as a `crash`, never as a refusal (harness/execution/failures.py).
-  Since 1.1: `Output.path` and `Rejected(message, path)` name which of the adapter's routes ran, where it
-  has several.
 - `Case` (harness.model.case): the canonical case, PyTorch's semantics, read-only. `case.geometry` holds what
   a valid case resolves to (explicit padding pairs, output size, a transposed case's tail) and is **None for
   an `expect: invalid` case**, which has no valid convolution to resolve. An adapter hands such a case's
@@ -57,7 +61,7 @@ from harness.numerics.inputs import Inputs
 
 HostFact = str | int | float | bool | list[str]
 
-API_VERSION = (1, 3)
+API_VERSION = (1, 4)
 
 
 def require_api(major: int, minor: int = 0) -> None:
@@ -106,6 +110,19 @@ class Output:
     # "valid-pad-crop" (a VALID transpose, then pad and crop). The record keeps it; a known issue's
     # selector may name it (`path:`), since a bug on one route is not on another.
     path: str = ""
+
+
+@dataclass(frozen=True)
+class KernelVariant:
+    """One of a framework's own switches that picks other kernels for the same computation at the same
+    precision (graph optimisation off, the XNNPACK delegate off, oneDNN off), which the `layout` relation runs
+    against the default in a worker of its own (Backend.use_kernel_variant)."""
+
+    name: str     # as a user writes the setting: "ORT_DISABLE_ALL", "TF_ENABLE_ONEDNN_OPTS=0"
+    setting: str  # what it changes, in the framework's words (a record's message and the docs show it)
+    # variables the framework reads at import: the variant's worker is a fresh interpreter started with them
+    # (never forked from a process that imported the framework without them)
+    env: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -249,6 +266,20 @@ class Backend:
         """The thread count in effect once setup() ran (the framework's default when set_threads was not
         called), read from the framework where it says; None when unknown."""
         return None
+
+    def kernel_variants(self, host: dict[str, HostFact]) -> tuple[KernelVariant, ...]:
+        """The framework's switches to other kernels at the same precision, besides its default (the `layout`
+        relation runs each against it). Called in the controller, which never imports the framework, with the
+        host facts the target's main worker read live (host_facts), so that a variant can be the other side of
+        what the framework decided (oneDNN off where it chose on). Raise Unsupported with the reason where the
+        framework has no such switch, or the adapter none it can apply."""
+        raise Unsupported(f"{self.name} declares no kernel variants (its adapter has no kernel_variants)")
+
+    def use_kernel_variant(self, name: str) -> None:
+        """Run every later call with the kernel variant `name` (one of kernel_variants()). The worker calls it
+        before setup() in a process started for that variant, with the variant's env already set; raise
+        Unsupported with the reason where it cannot apply here."""
+        raise Unsupported(f"{self.name} has no kernel variant {name!r}")
 
     def prepare(self, cases: list[Case], device: str) -> dict[str, int]:
         """Build ahead, `batch_size` cases at a time, what run() will build per case (one compiled

@@ -9,7 +9,8 @@ entries of those targets included, each inside or outside the selector as it mat
 facts as the result has them):
 
 - too broad: a case it selects passes (and `pass` is not among its statuses: the "fixed upstream?" hint
-  it would give), or fails with a status it does not list;
+  it would give), or fails with a status it does not list; unless an entry before it claims the result (the
+  first match answers for a result, so that one's selector is the one to look at);
 - too narrow: a case it does not select fails the same way (a status it lists, the same diagnosis or the
   same message, digits aside) and no entry explains it;
 - the corrected predicate: the simplest rule (harness/judge/rules.py) over these results that selects the
@@ -106,13 +107,14 @@ def targets_of(entry: KnownIssue, installed: Sequence[str]) -> list[str]:
 
 
 def _output(entry: KnownIssue) -> str:
-    """The output an entry's results are judged on: the first it names (`grad_*`: grad_input)."""
+    """The output an entry's results are judged on: `out` where it selects it, else the first gradient it names
+    (`grad_*`: grad_input); a relation record's name (`relation:...`) as it stands."""
     wants = entry.cases.get("output", "out")
-    for want in wants if isinstance(wants, list) else [wants]:
-        found = [o for o in OUTPUTS if fnmatch.fnmatchcase(o, str(want))]
-        if found:
-            return "grad_input" if "grad_input" in found else found[0]
-    return "out"
+    wants = [str(w) for w in (wants if isinstance(wants, list) else [wants])]
+    found = [o for o in OUTPUTS if any(fnmatch.fnmatchcase(o, w) for w in wants)]
+    if found:
+        return found[0]  # OUTPUTS begins with out, then grad_input
+    return wants[0]
 
 
 def _kind(entry: KnownIssue) -> str:
@@ -164,14 +166,20 @@ _DIGITS = re.compile(r"\d+")
 
 
 def _shape(rec: Record) -> tuple:
-    """What kind of failure a result is, sizes aside: status, diagnosis, the message's words."""
+    """What kind of failure a result is, sizes aside: status, diagnosis, the message's words (a mismatch: how
+    large, non-finite, near the bound or gross, in the message's place)."""
+    if rec.status == "mismatch":
+        size = "non-finite" if rec.nonfinite else "near" if (rec.bound_ratio or 0) <= 16 else "gross"
+        return (rec.status, rec.diagnosis, size)
     return (rec.status, rec.diagnosis, _DIGITS.sub("#", rec.message or "")[:60])
 
 
 def judge_entry(entry: KnownIssue, check: EntryCheck, records: Sequence[Record], cases: dict[str, Case],
-                host: dict[str, dict[str, Any]]) -> None:
+                host: dict[str, dict[str, Any]], near: set[str]) -> None:
     """Fill `check` from every result on the entry's targets (the module doc): its own cases', and those drawn
-    for the other entries of the same targets, each inside or outside its selector as it matches them."""
+    for the other entries of the same targets, each inside or outside its selector as it matches them. Only
+    the cases drawn just outside it (`near`: `file::id`) can show it too narrow: a failure far from it is
+    another entry's, or a new one."""
     output = _output(entry)
     applicable = [t for t in check.targets if entry.host_matches(merged(cpu_facts(), host.get(f"{t}-cpu")))]
     if not applicable:
@@ -186,17 +194,19 @@ def judge_entry(entry: KnownIssue, check: EntryCheck, records: Sequence[Record],
         (check.inside if inside else check.outside).append(r)
     failures = {_shape(r) for r in check.inside if r.status in entry.status and r.status in FAILING}
     for r in check.inside:
+        mine = r.known_issue in (None, entry.id)  # an earlier entry that claims it answers for it (first match wins)
         if r.status in ("pass", "within_bound"):
-            if "pass" not in entry.status:
+            if "pass" not in entry.status and mine:
                 check.broad.append(r)
         elif r.status in entry.status:
             check.fails_inside += 1
-        else:
+        elif mine:
             check.wrong_status.append(r)
     for r in check.outside:
         if r.status in ("pass", "within_bound"):
             check.passes_outside += 1
-        elif r.unexpected and r.status in entry.status and _similar(_shape(r), failures):
+        elif (r.unexpected and r.status in entry.status and f"{r.file}::{r.case_id}" in near
+              and _similar(_shape(r), failures)):
             check.narrow.append(r)
     if check.broad or check.wrong_status or check.narrow:
         check.corrected = correct(entry, check)
@@ -204,8 +214,7 @@ def judge_entry(entry: KnownIssue, check: EntryCheck, records: Sequence[Record],
 
 def _similar(shape: tuple, failures: set[tuple]) -> bool:
     status, diagnosis, message = shape
-    return any(s == status and d == diagnosis and (status == "mismatch" or m[:30] == message[:30])
-               for s, d, m in failures)
+    return any(s == status and d == diagnosis and m[:30] == message[:30] for s, d, m in failures)
 
 
 def correct(entry: KnownIssue, check: EntryCheck) -> Fit | None:
@@ -234,6 +243,9 @@ def check_entries(entries: Sequence[KnownIssue], known: KnownIssues, per_entry: 
         if not c.targets:
             c.applies = "names no installed CPU target"
             continue
+        if _output(e).startswith("relation:"):
+            c.applies = "selects relation records (run's --relations); --check judges forward and gradient outputs"
+            continue
         inside, outside = sample(e, c.targets[0], corpus, Pool(seed, tag=f"{zlib.crc32(e.id.encode()):08x}_"), per_entry)
         ids = {key(_case(x)) for x in inside}
         plans.append((c, e, ids, inside + outside))
@@ -250,9 +262,13 @@ def check_entries(entries: Sequence[KnownIssue], known: KnownIssues, per_entry: 
         runs.run(batch, select=lambda b, case: b in wanted.get(key(case), ()))
     finally:
         runs.stop()
-    for c, e, _, _ in plans:
-        judge_entry(e, c, runs.records, runs.cases, runs.info.host_facts)
-    runs.write_outputs(argv)
+    for c, e, ids, items in plans:
+        judge_entry(e, c, runs.records, runs.cases, runs.info.host_facts, {key(_case(x)) for x in items} - ids)
+    write_check(out, checks)
+    try:
+        runs.write_outputs(argv)
+    except Exception as exc:  # noqa: BLE001 - the verdicts are written; a report writer's failure must not lose them
+        log(f"the run's report could not be written ({type(exc).__name__}: {exc}); results.jsonl and check.md are")
     return checks
 
 
@@ -287,7 +303,7 @@ def run_checks(args: argparse.Namespace, argv: list[str]) -> int:
           f"just outside each -> {out}/", file=sys.stderr)
     checks = check_entries(entries, known, args.per_entry, args.seed, out, args.timeout, argv,
                            log=lambda m: print(m, file=sys.stderr, flush=True), extra=names)
-    write_check(out, checks, time.monotonic() - start)
+    write_check(out, checks, time.monotonic() - start)  # again, with the time
     counts: dict[str, int] = {}
     for c in checks:
         counts[c.verdict] = counts.get(c.verdict, 0) + 1
@@ -299,12 +315,12 @@ def run_checks(args: argparse.Namespace, argv: list[str]) -> int:
     return 0 if all(c.verdict == "holds" for c in checks if c.verdict != "not applicable") else 1
 
 
-def write_check(out: Path, checks: Sequence[EntryCheck], seconds: float) -> None:
+def write_check(out: Path, checks: Sequence[EntryCheck], seconds: float | None = None) -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / "check.json").write_text(json.dumps([c.as_dict() for c in checks], indent=2) + "\n", encoding="utf-8")
     lines = ["# Known issues' selectors, checked on fresh cases", "",
-             f"{len(checks)} entries in {seconds:.0f} s. Inside: cases the selector takes; outside: neighbours of those "
-             "that it does not.", "",
+             f"{len(checks)} entries{f' in {seconds:.0f} s' if seconds is not None else ''}. Inside: cases the selector "
+             "takes; outside: those it does not (neighbours of the inside ones, and the cases of the entries beside it).", "",
              "| entry | verdict | targets | inside: fail / pass / other | outside: same failure / pass | corrected when |",
              "| --- | --- | --- | --- | --- | --- |"]
     for c in checks:

@@ -88,10 +88,6 @@ class Counts:
     def outside(self) -> int:
         return self.fails_outside + self.passes_outside
 
-    def as_dict(self) -> dict[str, int]:
-        return {"fails_inside": self.fails_inside, "passes_inside": self.passes_inside,
-                "fails_outside": self.fails_outside, "passes_outside": self.passes_outside, "other": self.other}
-
 
 @dataclass
 class Group:
