@@ -3,11 +3,11 @@
 Kind: valid-refused
 Ask: Please make the FakeTensor conv rule predict the strides the slow transposed-conv kernels return, or have those kernels honour the predicted memory format.
 
-What happens: Without oneDNN kernels for the dtype (bfloat16 under ONEDNN_MAX_CPU_ISA=AVX2 or on AVX2-only CPUs; float32 under torch.backends.mkldnn.flags(enabled=False)), torch.compile of a depthwise ConvTranspose1d(4, 4, 2, groups=4) on an (N, L, C) input moved to (N, C, L), batch 2, length 1, fails when it runs: "AssertionError: expected size 4==4, stride 2==1 at dim=1; expected size 2==2, stride 1==4". Eager returns contiguous strides (8, 2, 1); FakeTensor predicts channels-last (8, 1, 4). Batch 1, groups 1 or 2, a longer input, or an op after the conv run and are right.
+What happens: Without oneDNN kernels for the dtype (bfloat16 under ONEDNN_MAX_CPU_ISA=AVX2 or on AVX2-only CPUs; float32 under torch.backends.mkldnn.flags(enabled=False)), torch.compile of a depthwise ConvTranspose1d(4, 4, 2, groups=4) on an (N, L, C) input moved to (N, C, L), batch 2, length 1, fails at run time: "AssertionError: expected size 4==4, stride 2==1 at dim=1". Eager returns strides (8, 2, 1); FakeTensor predicts (8, 1, 4). Batch 1, a longer input, or an op after the conv are right.
 
 Expected: The compiled module returns what eager returns.
 
-Mechanism: torch/_subclasses/fake_impls.py's conv rule picks the output memory format with torch._C._conv_determine_backend_memory_format (channels-last for this input), while ATen's SlowTranspose2d path (slow_conv_transpose2d, torch 2.13.0) returns a contiguous tensor for batch > 1; inductor asserts the fake strides on the graph output (assert_size_stride). #184026 was the same mismatch for conv_transpose2d with output_padding on CUDA.
+Mechanism: The conv rule in torch/_subclasses/fake_impls.py picks channels-last with torch._C._conv_determine_backend_memory_format, while ATen's slow_conv_transpose2d (torch 2.13.0) returns a contiguous tensor for batch > 1; inductor asserts the fake strides on the graph output. #184026 was the same mismatch on CUDA.
 """
 import os
 os.environ["ONEDNN_MAX_CPU_ISA"] = "AVX2"  # no oneDNN bfloat16 kernels: torch runs slow_conv_transpose2d
