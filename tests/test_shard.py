@@ -91,3 +91,32 @@ def test_run_with_compiled_sample_writes_records_for_the_chosen_cases_only(tmp_p
 
     assert by["tvm"] == sorted(c.id for c in load_file(f) if in_sample(c, 2))
     assert all(r["status"] == "pass" for r in recs)
+    # TVM builds its cases in batches before running them (Backend.prepare): a cost no record carries, which
+    # summary.json keeps per target for the --shard cost table (bench/shard_costs.py); torch builds nothing
+    builds = json.loads((tmp_path / "o" / "summary.json").read_text()).get("builds", {})
+    assert set(builds) == {"tvm-cpu"} and builds["tvm-cpu"]["seconds"] >= 0
+
+
+def test_recorded_costs_decide_the_partition_and_the_estimate_fills_in(tmp_path):
+    """A table's seconds place the cases it recorded; a case it has not seen costs the estimate in the table's
+    seconds (estimate_scale); a case file outside the corpus directory is never looked up."""
+    from harness.model.shard import case_key, estimate
+
+    f = tmp_path / "c.yaml"
+    f.write_text("defaults: {op: conv2d, in_channels: 2, out_channels: 2, input_size: 5, kernel_size: 3}\n"
+                 "cases:\n  - {id: a}\n  - {id: b}\n  - {id: c}\n  - {id: d}\n  - {id: big, input_size: 40}\n")
+    cases = load_cases([str(f)])
+    by_id = {c.id: c for c in cases}
+    assert case_key(by_id["a"], tmp_path) == "c.yaml::a" and case_key(by_id["a"]) is None  # not in cases/
+    # recorded: d (the smallest estimate) cost ten times a, b or c; big (the largest estimate) is unseen
+    table = {"seconds": {"c.yaml::a": 10.0, "c.yaml::b": 10.0, "c.yaml::c": 10.0, "c.yaml::d": 100.0},
+             "estimate_scale": 1e-4}
+    assert case_cost(by_id["a"], table, tmp_path) == 10.0
+    assert case_cost(by_id["big"], table, tmp_path) == pytest.approx(estimate(by_id["big"]) * 1e-4)
+    assert 10 < case_cost(by_id["big"], table, tmp_path) < 100
+
+    def parts(table: dict) -> set[frozenset[str]]:
+        return {frozenset(c.id for c in shard(cases, i, 3, table, tmp_path)) for i in (1, 2, 3)}
+
+    assert parts(table) == {frozenset({"d"}), frozenset({"big"}), frozenset({"a", "b", "c"})}
+    assert frozenset({"d"}) not in parts({})  # by the estimate alone d is small, and shares a shard

@@ -288,6 +288,7 @@ class Worker:
         the cases one by one, as without prepare."""
         if not self.batch_size or not cases or self.proc is None or self.inflight:
             return
+        self.prepared = {}  # the last prepare's report only (a warm worker kept from an earlier run has one)
         self._send(("prepare", list(cases)))
         self.preparing = time.monotonic() + PREPARE_TIMEOUT_S + PREPARE_PER_CASE_S * len(cases)
 

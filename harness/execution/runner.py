@@ -73,6 +73,9 @@ class RunInfo:
     host_facts: dict[str, dict[str, Any]] = field(default_factory=dict)  # per target, from its worker
     skipped: dict[str, str] = field(default_factory=dict)
     broken: dict[str, str] = field(default_factory=dict)  # installed, but the worker did not start or setup() raised
+    # per target, what its workers' batched builds (Backend.prepare) reported: counts, and "seconds", a cost
+    # that is in no record's duration_s (the --shard cost table spreads it over the target's cases)
+    builds: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def oracle_for(case: Case, inputs: Inputs) -> tuple | None:
@@ -186,6 +189,18 @@ class Lane:
         assert self.relations is not None
         return tuple(n for n in self.relations.for_case(rel.case, w.backend) if n in rel.names)
 
+    def note_builds(self, info: RunInfo) -> None:
+        """Add what each worker's batched build reported to the run's (RunInfo.builds), summed over lanes."""
+        for w in self.workers:
+            if not w.prepared:
+                continue
+            into = info.builds.setdefault(w.target, {})
+            for key, value in w.prepared.items():
+                if isinstance(value, int | float) and not isinstance(value, bool):
+                    into[key] = round(into.get(key, 0) + value, 3)
+                else:
+                    into[key] = value  # an error's message
+
     def stop(self) -> None:
         workers, self.workers = self.workers, []  # once: run_cases stops the lanes before the deferred relations
         release(workers)
@@ -226,6 +241,7 @@ def run_cases(cases: Sequence[Case], targets: Sequence[tuple[str, str]], sink: C
             for t in threads:
                 t.join()
         for lane in lanes:
+            lane.note_builds(info)
             lane.stop()
         deferred: dict[tuple[str, str, int | None], list[Deferred]] = {}
         for lane in lanes:

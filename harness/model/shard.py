@@ -1,20 +1,30 @@
 """`--shard i/n`: a deterministic, cost-balanced partition of the expanded cases.
 
-Cost is a rough model of one case on every backend: a fixed part (per-case call and,
-for compilers, a build) plus the multiply-adds of the convolution. Cases are dealt
-largest first to the currently lightest shard (LPT), ties broken by file and id, so
-every machine computes the same partition and the shards' union is the full run.
+A case's cost is what it cost in a recorded run where the committed table has it (cases/shard_costs.json:
+seconds of worker time over every target, its forward, gradient and relation results, with each batched
+build's time spread over the cases it built, keyed `file name::case id` as records name them;
+bench/shard_costs.py writes it from a nightly run's shards).
+A case the table has not seen (a new case, another corpus) costs an estimate: a fixed part (the per-case
+call and, for compilers, a build) plus the multiply-adds of the convolution, in seconds by the table's
+`estimate_scale` (the recorded seconds of its cases over their estimates). Cases are dealt largest first
+to the currently lightest shard (LPT), ties broken by file and id, so every machine computes the same
+partition and the shards' union is the full run.
 """
 
 from __future__ import annotations
 
+import functools
 import heapq
+import json
 import math
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 from harness.model.case import Case
 
 FIXED_COST = 2e5  # multiply-adds one case costs beyond its arithmetic (dispatch, compile)
+COSTS = Path(__file__).resolve().parents[2] / "cases" / "shard_costs.json"
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -35,19 +45,49 @@ def case_macs(case: Case) -> int:
     return case.batch * case.out_channels * math.prod(case.geometry.out_size) * case.accumulation_length
 
 
-def case_cost(case: Case) -> float:
+def estimate(case: Case) -> float:
+    """The model's cost of a case, in multiply-adds (the fallback where nothing was recorded)."""
     return FIXED_COST + case_macs(case)
 
 
-def shard(cases: Sequence[Case], index: int, count: int) -> list[Case]:
+def case_key(case: Case, corpus: Path = COSTS.parent) -> str | None:
+    """The table's key of a case: its file's name, '::', its id, as its records name it (the corpus' file names
+    are unique); None for a case outside the corpus directory, which the table cannot have seen."""
+    path = Path(case.file).resolve()
+    return f"{path.name}::{case.id}" if path.is_relative_to(corpus.resolve()) else None
+
+
+@functools.cache
+def load_costs(path: Path = COSTS) -> dict[str, Any]:
+    """The committed cost table ({"seconds": {key: s}, "estimate_scale": s per multiply-add, ...}); {} without one."""
+    try:
+        table = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return table if isinstance(table, dict) and isinstance(table.get("seconds"), dict) else {}
+
+
+def case_cost(case: Case, table: dict[str, Any] | None = None, corpus: Path = COSTS.parent) -> float:
+    """A case's cost in seconds: recorded where `table` (default: the committed one) has it, else estimated."""
+    table = load_costs() if table is None else table
+    key = case_key(case, corpus)
+    recorded = table.get("seconds", {}).get(key) if key is not None else None
+    if recorded is not None:
+        return float(recorded)
+    return estimate(case) * float(table.get("estimate_scale", 1.0))
+
+
+def shard(cases: Sequence[Case], index: int, count: int, table: dict[str, Any] | None = None,
+          corpus: Path = COSTS.parent) -> list[Case]:
     """The cases of shard `index` (1-based) of `count`, in their original order."""
     if count == 1:
         return list(cases)
-    order = sorted(range(len(cases)), key=lambda k: (-case_cost(cases[k]), cases[k].file, cases[k].id))
+    cost = [case_cost(c, table, corpus) for c in cases]
+    order = sorted(range(len(cases)), key=lambda k: (-cost[k], cases[k].file, cases[k].id))
     heap = [(0.0, s) for s in range(count)]
     owner = [0] * len(cases)
     for k in order:
         load, s = heapq.heappop(heap)
         owner[k] = s
-        heapq.heappush(heap, (load + case_cost(cases[k]), s))
+        heapq.heappush(heap, (load + cost[k], s))
     return [c for k, c in enumerate(cases) if owner[k] == index - 1]
