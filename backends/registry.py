@@ -99,10 +99,15 @@ def _installed() -> dict[str, Registration]:
     not hide a backend. A name that two distributions register goes to convdiff's own, else to the first
     distribution by name, whatever the order of sys.path; the others are listed by clashes()."""
     regs: list[Registration] = []
+    # each distribution's metadata parsed once, not once per entry point (convdiff's ~40: 0.1-0.2 s of every
+    # worker's and controller's start)
+    named: dict[int, tuple[str, str]] = {}
     for ep in importlib.metadata.entry_points(group=GROUP):
         dist = getattr(ep, "dist", None)
-        name = dist.metadata["Name"] if dist is not None else "unknown"
-        version = dist.version if dist is not None else ""
+        if dist is not None and id(dist) not in named:
+            meta = dist.metadata
+            named[id(dist)] = (meta["Name"], meta["Version"])
+        name, version = named[id(dist)] if dist is not None else ("unknown", "")
         if name == "convdiff" and PYPROJECT.exists():
             continue
         regs.append(Registration(ep.name, ep.value, name, version))

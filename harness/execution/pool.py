@@ -48,7 +48,7 @@ def gpu_present() -> bool:
 def prestart(backends: list[str]) -> None:
     """Start the zygotes these backends will fork from, side by side, before any worker waits on one."""
     for backend in backends:
-        zygote_of(backend)
+        zygote_of(backend, among=backends)
 
 
 def _death(exitcode: int | None) -> str:

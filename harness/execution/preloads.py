@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import functools
+import itertools
 
+from harness.execution import shared
 from harness.execution.zygote import Zygote, zygote_for
 
 
@@ -37,6 +39,25 @@ def _installed() -> tuple[str, ...]:
     return tuple(installed_backends())
 
 
-def zygote_of(backend: str) -> Zygote | None:
-    """The zygote this backend's workers fork from (started on first use), or None."""
-    return zygote_for(preload(backend), templates())
+def run_templates(backends: list[str]) -> list[tuple[str, ...]]:
+    """The templates a run of these backends may fork from: their own, and the longest that two of them begin
+    with in common (torch-inductor's and torch-onnx-ort's begin with torch's), so that a run of one backend
+    reads no other adapter (templates() imports every installed one: ~0.15 CPU-s of a small run's start)."""
+    own = list(dict.fromkeys(preload(b) for b in backends))
+    shared_starts = [common_start(a, b) for a, b in itertools.combinations(own, 2)]
+    return own + [t for t in dict.fromkeys(shared_starts) if any(not m.startswith("-") for m in t)]
+
+
+def common_start(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return a[:n]
+
+
+def zygote_of(backend: str, among: list[str] | None = None) -> Zygote | None:
+    """The zygote this backend's workers fork from (started on first use), or None. `among`: the backends of
+    the run that starts it; outside an xdist session, only their templates are candidates to fork from
+    (run_templates); in one, every installed backend's, which the session's processes share."""
+    candidates = templates() if among is None or shared.directory() is not None else run_templates(among)
+    return zygote_for(preload(backend), candidates)

@@ -148,7 +148,8 @@ def serve(first: socket.socket | None, cpus: set[int], modules: list[str], liste
     failed = {}
     # multiprocessing.connection: what worker.main imports first, so that no fork has to import it
     block([m[1:] for m in modules if m.startswith("-")])  # Backend.excludes, before anything imports them
-    for name in ["harness.execution.worker", "backends.registry", "multiprocessing.connection",
+    # backends.registry:registered reads the entry points' metadata once here, not once in every fork (~0.1 s)
+    for name in ["harness.execution.worker", "backends.registry:registered", "multiprocessing.connection",
                  *(m for m in modules if not m.startswith("-"))]:
         try:
             module, _, call = name.partition(":")  # "module:function": a warm-up its forks would each repeat
@@ -220,3 +221,4 @@ if __name__ == "__main__":
         os._exit(0)  # a framework's teardown may wait on its threads; the workers go with this process
     else:
         serve(socket.socket(fileno=int(sys.argv[1])), {int(c) for c in sys.argv[2].split(",")}, sys.argv[3:])
+        os._exit(0)  # the controller waits for this exit: a framework's teardown (torch: ~0.1 s) is no one's business

@@ -1,0 +1,40 @@
+"""A run's start: which templates the `convdiff` command starts before importing the rest, and which templates
+a run's workers may fork from (harness/commands/launch.py, harness/execution/preloads.py). Pure: no process."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.commands.launch import early_backends, option
+from harness.execution.preloads import common_start, preload, run_templates
+
+
+def test_option_reads_both_spellings_and_the_last_wins():
+    assert option(["run", "--backends", "torch"], "--backends") == "torch"
+    assert option(["run", "--backends=a,b", "--backends", "c"], "--backends") == "c"
+    assert option(["run", "--backends"], "--backends") is None
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["run", "cases/conv2d.yaml", "--backends", "torch"], ["torch"]),
+    (["run", "--backends", "torch, mutant:flip_kernel,torch"], ["torch", "mutant:flip_kernel"]),
+    (["run", "--backends", "torch", "--device", "cuda"], []),       # a CUDA worker may have to start fresh
+    (["run", "--backends", "myflip:Flipped"], []),                   # a module:Class registers itself in cli
+    (["run", "--backends", "name=backends.torch.eager:TorchBackend"], []),
+    (["run", "--backends", "no-such-backend"], []),                  # cli's usage error, after its own parse
+    (["run", "cases"], []),                                          # every installed backend: not before the cases load
+    (["validate", "--backends", "torch"], []),
+    (["run", "--backends", "torch", "--help"], []),
+])
+def test_early_backends(argv, expected):
+    assert early_backends(argv) == expected
+
+
+def test_a_run_forks_from_its_own_templates_and_what_two_of_them_share():
+    alone = run_templates(["torch"])
+    assert alone == [preload("torch")]
+    pair = run_templates(["torch-inductor", "torch-onnx-ort"])
+    shared = common_start(preload("torch-inductor"), preload("torch-onnx-ort"))
+    assert shared and shared[0] == "torch" and pair[-1] == shared  # both fork from the template of their common start
+    # a common start of blocked packages alone imports nothing: no template for it
+    assert all(any(not m.startswith("-") for m in t) for t in run_templates(["tensorflow", "litert", "tf2onnx-ort"]))
