@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from reports.upstream.details import details
 from reports.upstream.model import Block, Report, ScriptRun
-from reports.upstream.others import disagreement, table
+from reports.upstream.others import VERDICTS, disagreement, related, table
 
 OUTPUT_LIMIT = 4_000  # characters of the snippet's output shown (its head and tail)
 SNIPPET_NAME = "repro.py"
@@ -47,11 +47,14 @@ def _others(report: Report) -> list[str]:
     others = report.others
     if others is None:
         return []
-    rows = table(others.outcomes)
+    shown = related(others.outcomes)
+    rows = table(shown)
     if not rows:
         return []
-    head = "**Other implementations**, same convolution:"
-    said = disagreement(others.reported, others.outcomes, others.spec) if others.spec else ""
+    elsewhere = len([o for o in others.outcomes if o.verdict in VERDICTS]) - len([o for o in shown if o.verdict in VERDICTS])
+    head = "**Other implementations**, same convolution" + (
+        f" ({elsewhere} more fail for other reasons, in the details):" if elsewhere else ":")
+    said = disagreement(others.reported, shown, others.spec) if others.spec else ""
     return [head, "", *rows, "", *([said, ""] if said else [])]
 
 

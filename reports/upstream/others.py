@@ -170,6 +170,14 @@ def _split(outcomes: list[Outcome]) -> frozenset[str]:
     return frozenset(p for p, v in verdicts_of.items() if len(v) > 1)
 
 
+ANOTHER = "another cause"  # the detail's tag for a result another root cause explains (details only)
+
+
+def related(outcomes: list[Outcome]) -> list[Outcome]:
+    """The outcomes the body's table shows: those no other root cause explains."""
+    return [o for o in outcomes if not o.detail.endswith(ANOTHER)]
+
+
 def table(outcomes: list[Outcome]) -> list[str]:
     """The body's table, one row per result: the products that give it (variants only where a product's
     variants differ), with the message where the result has one (a refusal, a crash), products sharing a message

@@ -32,7 +32,7 @@ from harness.model.case import OUTPUTS, Case
 from harness.model.loader import load_cases
 from reports.repro.issue import case_summary
 from reports.upstream.model import Others
-from reports.upstream.others import classify, label, spec_text
+from reports.upstream.others import ANOTHER, classify, label, spec_text
 
 WITNESS_CACHE = "upstream-witness"
 
@@ -213,7 +213,7 @@ def _others(root: str, w: Witness, records: list[Record], arrays: dict[str, np.n
             rec = by_backend[o.backend]
             other = known.match(w.case, rec.backend, "cpu", None, w.output, rec.error_size)
             if o.verdict in ("other-wrong", "refuses", "crashes", "error") and other is not None and other.root != root:
-                o.detail = (o.detail + "; " if o.detail else "") + "another cause"
+                o.detail = (o.detail + "; " if o.detail else "") + ANOTHER
     rows = [{**{k: getattr(r, k) for k in ("backend", "status", "max_abs_err", "message", "op", "params")},
              "label": " ".join(p for p in label(r.backend, r.backend_version) if p)} for r in records]
     return Others(case=_words(w), settings=settings, reported=reported, outcomes=outcomes,
