@@ -3,16 +3,16 @@
 Kind: invalid-accepted
 Ask: Please raise in every quantized engine, as the float convolution does.
 
-What happens: Input 4, kernel 5, stride 2: fbgemm, x86 and onednn return length 1 (the sum of the in-range taps), qnnpack dies with SIGSEGV. Input 2, kernel 3, stride 1: onednn, and x86 on AVX512-VNNI CPUs, return an empty tensor; fbgemm raises. Float F.conv1d raises for both.
+What happens: Input 4, kernel 5, stride 2: fbgemm, x86 and onednn return length 1; qnnpack segfaults. Input 2, kernel 3, stride 1: onednn, and x86 on AVX512-VNNI CPUs, return an empty tensor. Float F.conv1d raises for both.
 
-Expected: The output length floor((n + 2p - d(k - 1) - 1) / s) + 1 must be at least 1 (https://pytorch.org/docs/stable/generated/torch.nn.Conv1d.html).
+Expected: An error where floor((n + 2p - d(k - 1) - 1) / s) + 1 < 1 (https://pytorch.org/docs/stable/generated/torch.nn.Conv1d.html).
 
-Mechanism: The quantized ops size the output with C division, truncating toward zero: (4 - 5) / 2 + 1 = 1 (fbgemm's conv_param_t OUT_DIM, qnnpack's MakeConvOutputShape), so their "greater than 0" checks pass; PackedConvWeightsOnednn::apply_impl (aten/src/ATen/native/quantized/cpu/qconv.cpp, torch 2.13.0) has none.
+Mechanism: The quantized ops compute the length with C division, truncating toward zero ((4 - 5) / 2 + 1 = 1: fbgemm's conv_param_t OUT_DIM, qnnpack's MakeConvOutputShape), so their "greater than 0" checks pass; PackedConvWeightsOnednn::apply_impl (aten/src/ATen/native/quantized/cpu/qconv.cpp, torch 2.13.0) has none.
 
 Symptoms:
 fbgemm, x86, onednn: length 1 where the kernel overhangs the padded input by less than a stride.
 onednn, and x86 where it runs oneDNN: an empty output one stride further.
-qnnpack: SIGSEGV (or an internal assert) where the others return length 1.
+qnnpack: SIGSEGV or an internal assert.
 """
 import sys
 import warnings
