@@ -1,17 +1,17 @@
-"""Quantized Conv1d/2d/3d accept a kernel longer than the padded input: a length-1 or empty output, or a segfault under qnnpack
+"""Quantized convs accept a kernel longer than the padded input: a length-1 or empty output, or a segfault under qnnpack
 
 Kind: invalid-accepted
 Ask: Please raise in every quantized engine, as the float convolution does.
 
-What happens: Input 4, kernel 5, stride 2: fbgemm, x86 and onednn return length 1; qnnpack segfaults. Input 2, kernel 3, stride 1: onednn, and x86 on AVX512-VNNI CPUs, return an empty tensor. Float F.conv1d raises for both.
+What happens: Input 4, kernel 5, stride 2: fbgemm, x86 and onednn return length 1; qnnpack segfaults. Input 2, kernel 3, stride 1: onednn and x86 (AVX512-VNNI CPUs) return an empty tensor. Float F.conv1d raises for both.
 
 Expected: An error where floor((n + 2p - d(k - 1) - 1) / s) + 1 < 1 (https://pytorch.org/docs/stable/generated/torch.nn.Conv1d.html).
 
-Mechanism: The quantized ops compute the length with C division, truncating toward zero ((4 - 5) / 2 + 1 = 1: fbgemm's conv_param_t OUT_DIM, qnnpack's MakeConvOutputShape), so their "greater than 0" checks pass; PackedConvWeightsOnednn::apply_impl (aten/src/ATen/native/quantized/cpu/qconv.cpp, torch 2.13.0) has none.
+Mechanism: The quantized ops truncate the length toward zero ((4 - 5) / 2 + 1 = 1: fbgemm's conv_param_t OUT_DIM, qnnpack's MakeConvOutputShape), so their "greater than 0" checks pass; PackedConvWeightsOnednn::apply_impl (aten/src/ATen/native/quantized/cpu/qconv.cpp, torch 2.13.0) has none.
 
 Symptoms:
-fbgemm, x86, onednn: length 1 where the kernel overhangs the padded input by less than a stride.
-onednn, and x86 where it runs oneDNN: an empty output one stride further.
+fbgemm, x86, onednn: length 1 for an overhang shorter than a stride.
+onednn, and x86 when it runs oneDNN: empty one stride further.
 qnnpack: SIGSEGV or an internal assert.
 """
 import sys
