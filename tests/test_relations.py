@@ -184,6 +184,49 @@ def test_each_relation_mutant_is_caught_by_its_own_relation_and_no_other(mutant_
         assert all(r.diagnosis == "flush_to_zero" and r.relation["subnormal"]["inputs"] == "flushed" for r in own_recs)
 
 
+def test_kernel_variants_are_pairs_of_the_layout_record(mutant_records):
+    """Each declared kernel variant is its own pair, against the default kernels of the same case: one beyond the
+    bound (x and w in bfloat16), one within it (a float32 sum, its worker started with the variant's environment);
+    a target that declares none says so in a pair of its own, which leaves the record's status to the others."""
+    for rec in (r for r in mutant_records if r.output == "relation:layout" and r.backend != "mutant:layout_dependent_path"):
+        pairs = {p["group"]: p for p in rec.relation["pairs"]}
+        assert pairs["other layout"]["status"] == "pass", rec.message
+        if rec.backend == "mutant:kernel_variant_differs":
+            assert rec.status == "mismatch" and rec.bound_ratio > 1, rec.message
+            assert pairs["kernel variant bfloat16-kernel"]["status"] == "mismatch"
+            assert pairs["kernel variant bfloat16-kernel"]["ratio"] > 1
+            assert pairs["kernel variant float32-sum"]["status"] == "within_bound"
+            assert 0 < pairs["kernel variant float32-sum"]["ratio"] <= 1
+            assert "kernel variant bfloat16-kernel: BEYOND bound" in rec.message
+        else:
+            assert rec.status == "pass", rec.message
+            assert pairs["kernel variants"]["status"] == "unsupported"
+            assert "declares no kernel variants" in pairs["kernel variants"]["detail"]
+            assert "kernel variants: unsupported (" in rec.message
+
+
+def test_kernel_variants_toggle_what_the_framework_decided():
+    """Declared in the controller from the main worker's live host facts, without importing a framework: the
+    variant is the other side of the framework's own choice, and a process setting carries its environment."""
+    from backends.base import Unsupported
+    from backends.registry import get_backend
+
+    tf = get_backend("tensorflow")
+    assert [(v.name, v.env) for v in tf.kernel_variants({"tf_onednn": True})] == [
+        ("TF_ENABLE_ONEDNN_OPTS=0", (("TF_ENABLE_ONEDNN_OPTS", "0"),))]
+    assert [v.name for v in tf.kernel_variants({"tf_onednn": False})] == ["TF_ENABLE_ONEDNN_OPTS=1"]
+    assert [v.name for v in get_backend("paddle-inference").kernel_variants({"paddle_inference_onednn": True})] == [
+        "config.disable_mkldnn()"]
+    assert [v.name for v in get_backend("onnxruntime").kernel_variants({})] == ["ORT_DISABLE_ALL"]
+    assert [v.name for v in get_backend("torch").kernel_variants({"torch_mkldnn": True})] == [
+        "torch.backends.mkldnn.enabled=False"]
+    with pytest.raises(Unsupported, match="no oneDNN"):
+        get_backend("torch").kernel_variants({"torch_mkldnn": False})
+    for name in ("openvino", "jax", "tf-xla"):
+        with pytest.raises(Unsupported):
+            get_backend(name).kernel_variants({})
+
+
 def test_the_property_table_and_the_gate(mutant_records):
     table = properties(mutant_records)
     cell = table["targets"]["mutant:batch_dependent_kernel-cpu"]["batch"]["float32"]

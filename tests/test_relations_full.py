@@ -1,8 +1,8 @@
 """Every relation on every installed backend over the smoke tier, known issues applied: nothing unexpected.
 
 Nightly only (CONVDIFF_FULL_TESTS=1): the relations run each case again in up to 20 forms (batches of 3 and 7
-and their rows, the other layout, scaled and subnormal data, the adjoint partner) and start two more workers
-per backend; over the 34 installed backends and the smoke tier that is minutes of a 2-core machine, far beyond
+and their rows, the other layout, scaled and subnormal data, the adjoint partner) and start more workers per
+backend (a second one, a thread-count one, one per kernel variant); over the 34 installed backends and the smoke tier that is minutes of a 2-core machine, far beyond
 what `make test` may spend (tests/test_relations.py covers the relations there with NumPy mutants in seconds).
 A verdict here depends on the host (which kernels a CPU gets, whether they flush subnormals): the known
 issues state it with `host:` selectors, measured, so this test asserts only that each one is explained.

@@ -8,6 +8,9 @@ the run or a power-of-two scaling, and subnormals kept. Each bug changes that ba
   bfloat16 first (beyond the bound);
 * thread_dependent_sum (threads): on one thread the sum runs in another order, in float32 (within the bound);
 * layout_dependent_path (layout): channels-last runs another kernel, which rounds x and w to bfloat16 first;
+* kernel_variant_differs (layout, its kernel variants): two declared kernel variants, `bfloat16-kernel` (x and
+  w rounded to bfloat16 first: beyond the bound) and `float32-sum` (the sum in float32: within it), the latter
+  set through an environment variable, as TF_ENABLE_ONEDNN_OPTS is; the default kernel is the base;
 * flush_to_zero (subnormal): subnormal inputs are read as zero and subnormal outputs written as zero (DAZ and
   FTZ);
 * transpose_not_adjoint (adjoint): the transposed convolution uses its kernel unflipped, so it is not the
@@ -23,11 +26,12 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
 
 import ml_dtypes
 import numpy as np
 
-from backends.base import Backend, Capabilities, Output
+from backends.base import Backend, Capabilities, HostFact, KernelVariant, Output, Unsupported
 from harness.model.case import EPILOGUE_OPS, Case
 from harness.numerics.epilogue import apply_epilogue
 from harness.numerics.inputs import NUMPY_DTYPES, Inputs
@@ -38,10 +42,14 @@ RELATION_MUTANTS = {
     "batch_dependent_kernel": "batch",
     "thread_dependent_sum": "threads",
     "layout_dependent_path": "layout",
+    "kernel_variant_differs": "layout",
     "flush_to_zero": "subnormal",
     "transpose_not_adjoint": "adjoint",
     "repeat_differs": "determinism",
 }
+
+
+VARIANT_ENV = "CONVDIFF_MUTANT_KERNEL"  # kernel_variant_differs: the env its float32-sum variant is started with
 
 
 def _bf16(a: np.ndarray) -> np.ndarray:
@@ -68,10 +76,24 @@ class RelationMutant(Backend):
         self.bug = bug
         self.name = f"mutant:{bug}"
         self.threads: int | None = None
+        self.variant = ""  # kernel_variant_differs: the kernel variant this worker runs ("": the default)
         self.last: str = ""  # repeat_differs: the digest of the previous call's case and inputs
 
     def set_threads(self, n: int) -> None:
         self.threads = n
+
+    def kernel_variants(self, host: dict[str, HostFact]) -> tuple[KernelVariant, ...]:
+        if self.bug != "kernel_variant_differs":
+            return super().kernel_variants(host)
+        return (KernelVariant("bfloat16-kernel", "x and w rounded to bfloat16 first"),
+                KernelVariant("float32-sum", "the sum in float32", ((VARIANT_ENV, "float32-sum"),)))
+
+    def use_kernel_variant(self, name: str) -> None:
+        if self.bug != "kernel_variant_differs" or name not in ("bfloat16-kernel", "float32-sum"):
+            super().use_kernel_variant(name)
+        if name == "float32-sum" and os.environ.get(VARIANT_ENV) != name:
+            raise Unsupported(f"{VARIANT_ENV} is not {name} in this worker")
+        self.variant = name
 
     def thread_count(self) -> int | None:
         return self.threads
@@ -87,13 +109,15 @@ class RelationMutant(Backend):
             x, w, how = _bf16(x), _bf16(w), f"batch {case.batch}: x and w rounded to bfloat16 first"
         if self.bug == "layout_dependent_path" and case.channels_last:
             x, w, how = _bf16(x), _bf16(w), "channels_last: x and w rounded to bfloat16 first"
+        if self.variant == "bfloat16-kernel":
+            x, w, how = _bf16(x), _bf16(w), "kernel variant: x and w rounded to bfloat16 first"
         if self.bug == "flush_to_zero":
             x, w, b = _flush(x, case.dtype), _flush(w, case.dtype), _flush(b, case.dtype)
             how = "subnormal inputs and outputs flushed to zero"
         if self.bug == "transpose_not_adjoint" and case.transpose:
             w, how = np.ascontiguousarray(np.flip(w, axis=tuple(range(2, w.ndim)))), "transposed conv's kernel unflipped"
         float32_sum = (self.bug == "thread_dependent_sum" and self.threads == 1) or (
-            self.bug == "repeat_differs" and self._repeated(case, inputs))
+            self.bug == "repeat_differs" and self._repeated(case, inputs)) or self.variant == "float32-sum"
         if float32_sum and case.dtype in ("float32", "float64"):
             how = "the sum in float32, another order"
             out = self._float32_sum(case, x, w, b, inputs)

@@ -95,7 +95,7 @@ class ConvdiffState:
             self.relations = RelationPlan(parse_relations(names)) if names else None
         except RelationError as exc:
             raise pytest.UsageError(str(exc)) from None
-        self.shadows: dict[str, Shadows] = {}  # target -> the relations' second and thread-count workers
+        self.shadows: dict[str, Shadows] = {}  # target -> the relations' second, thread-count and kernel-variant workers
         self.relation_payloads: OrderedDict[tuple[str, str, str], Any] = OrderedDict()
         # a gradient case's items (out, grad_*) share one worker answer and one gradient oracle
         self.answers: OrderedDict[tuple[str, str, str], Any] = OrderedDict()
@@ -200,7 +200,7 @@ class ConvdiffState:
 
             def shadows() -> Shadows:
                 if target not in self.shadows:
-                    self.shadows[target] = Shadows(worker.backend, worker.device, worker.threads)
+                    self.shadows[target] = Shadows(worker.backend, worker.device, worker.threads, worker.host)
                 return self.shadows[target]
 
             self.relation_payloads[key] = run_relations(worker, shadows, case, inputs, oracle,

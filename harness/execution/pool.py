@@ -80,6 +80,7 @@ class Worker:
         self.host: dict[str, Any] = {}   # what the framework decided from the host (Backend.host_facts)
         self.threads: int | None = None  # Backend.thread_count in the worker, from its hello
         self.threads_reason: str | None = None  # why set_threads could not apply CONVDIFF_THREADS there
+        self.kernels_reason: str | None = None  # why use_kernel_variant could not apply CONVDIFF_KERNELS there
         self.started_at = 0.0
         self.inflight: deque[tuple[Case, Inputs]] = deque()
         self.head_since = 0.0  # when the worker became free for the oldest case in flight
@@ -203,6 +204,7 @@ class Worker:
         self.broken = bool(info.get("broken"))
         self.host = info.get("host", {})
         self.threads, self.threads_reason = info.get("threads"), info.get("threads_reason")
+        self.kernels_reason = info.get("kernels_reason")
         self.greeted = True
         self.batch_size = int(info.get("batch_size", 0))
         if self.reason:

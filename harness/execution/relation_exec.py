@@ -1,12 +1,17 @@
 """Running a case's relation variants (harness/numerics/relations.py) on workers.
 
 The variants of process `main` go to the case's own worker right behind the case, pipelined like any case,
-and come back in the case's payload (`payload["relations"]`, one sub-payload per run). Those of `second` and
-`threads` run after the lane is done, on two shadow workers per target (`Shadows`): a fresh worker with the
-run's own settings (determinism across processes) and one started with CONVDIFF_THREADS, which the worker
-hands to Backend.set_threads before setup (a thread count other than the main worker's: 1, or every core
-where the framework's default is 1). The judge sees the payload with every run it needs, and the names of
-the relations to judge (`payload["relation_names"]`).
+and come back in the case's payload (`payload["relations"]`, one sub-payload per run). Those of `second`,
+`threads` and `kernels` run after the lane is done, on shadow workers of the target (`Shadows`), each started
+on first use: a fresh worker with the run's own settings (determinism across processes); one started with
+CONVDIFF_THREADS, which the worker hands to Backend.set_threads before setup (a thread count other than the
+main worker's: 1, or every core where the framework's default is 1); and one per kernel variant the adapter
+declares (Backend.kernel_variants, given the main worker's live host facts), started with CONVDIFF_KERNELS,
+which the worker hands to Backend.use_kernel_variant before setup, and with the variant's own environment (a
+fresh interpreter then: the framework reads it at import). A `kernels` run comes back once per variant, as
+`kernels:<name>`; a target without variants answers it `unsupported`, with the adapter's reason. The judge
+sees the payload with every run it needs, and the names of the relations to judge
+(`payload["relation_names"]`).
 """
 
 from __future__ import annotations
@@ -16,8 +21,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from backends.base import HostFact, KernelVariant, Unsupported, first_line
+from backends.registry import get_backend
 from harness.execution.pool import Worker, run_message, stop_all
-from harness.execution.worker import THREADS_ENV, unsupported
+from harness.execution.worker import KERNELS_ENV, THREADS_ENV, unsupported
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
 from harness.numerics.relation_pairs import needed
@@ -99,43 +106,70 @@ def cores() -> int:
     return len(os.sched_getaffinity(0))
 
 
-class Shadows:
-    """The two extra workers of one target for the process relations; started on first use."""
+def kernel_variants(backend: str, host: dict[str, HostFact]) -> tuple[tuple[KernelVariant, ...], str]:
+    """The target's kernel variants (Backend.kernel_variants, read in this process: no framework import), and
+    why it has none where it has none."""
+    try:
+        found = tuple(get_backend(backend).kernel_variants(host))
+    except Unsupported as exc:
+        return (), str(exc)
+    except Exception as exc:  # noqa: BLE001 - an adapter bug costs its variants, not the run
+        return (), f"{backend}: kernel_variants() raised {first_line(exc)}"
+    return found, "" if found else f"{backend} declares no kernel variants"
 
-    def __init__(self, backend: str, device: str, main_threads: int | None) -> None:
+
+class Shadows:
+    """The extra workers of one target for the process relations, each started on first use: `second`,
+    `threads`, and `kernels:<name>` per kernel variant."""
+
+    def __init__(self, backend: str, device: str, main_threads: int | None,
+                 host: dict[str, HostFact] | None = None) -> None:
         self.main_threads = main_threads
         # another count than the main worker's: 1 thread, or every core where the framework's default is 1
         self.n = max(2, cores()) if main_threads == 1 else 1
         self.workers = {"second": Worker(backend, device),
                         "threads": Worker(backend, device, env={THREADS_ENV: str(self.n)})}
-        self.started = False
+        self.variants, self.kernels_reason = kernel_variants(backend, host or {})
+        for v in self.variants:
+            w = Worker(backend, device, env={KERNELS_ENV: v.name, **dict(v.env)})
+            w.fresh_only = w.fresh_only or bool(v.env)  # read at import: never a fork of a process without them
+            self.workers[f"kernels:{v.name}"] = w
+        self.started: set[str] = set()
 
-    def _start(self) -> None:
-        if not self.started:
-            for w in self.workers.values():
-                w.launch()
-            for w in self.workers.values():
-                w.ready()
-            self.started = True
+    def _start(self, names: list[str]) -> None:
+        new = [self.workers[n] for n in names if n not in self.started]
+        for w in new:
+            w.launch()
+        for w in new:
+            w.ready()
+        self.started.update(names)
 
     def run(self, rel: CaseRelations, timeout: float, names: tuple[str, ...]) -> dict[str, dict[str, Any]]:
-        """Sub-payloads of the `second` and `threads` runs the relations `names` need (an unavailable or
-        setting-less worker: the reason, as the runs' status)."""
-        self._start()
-        sent: list[tuple[str, Worker]] = []
+        """Sub-payloads of the `second`, `threads` and `kernels` runs the relations `names` need (an unavailable
+        or setting-less worker: the reason, as the runs' status), a `kernels` run once per variant."""
+        keys = {p: rel.keys(p, names) for p in ("second", "threads", "kernels")}
         out: dict[str, dict[str, Any]] = {}
-        for process, w in self.workers.items():
-            for key in rel.keys(process, names):
-                if process == "threads" and w.threads_reason:
-                    out[key] = unsupported(w.threads_reason)
+        if keys["kernels"] and not self.variants:
+            out.update({key: unsupported(self.kernels_reason) for key in keys["kernels"]})
+        wanted = [w for w in self.workers if keys[w.partition(":")[0]]]
+        self._start(wanted)
+        sent: list[tuple[str, Worker]] = []
+        for process in wanted:
+            w, kind, variant = self.workers[process], *process.partition(":")[::2]
+            for key in keys[kind]:
+                got = f"{key}:{variant}" if variant else key
+                if kind == "threads" and w.threads_reason:
+                    out[got] = unsupported(w.threads_reason)
+                elif kind == "kernels" and w.kernels_reason:
+                    out[got] = unsupported(w.kernels_reason)
                 elif w.reason:
-                    out[key] = {"status": "error" if w.broken else "unsupported", "duration_s": 0.0,
+                    out[got] = {"status": "error" if w.broken else "unsupported", "duration_s": 0.0,
                                 "message": f"the {process} worker: {w.reason}"}
                 else:
                     w.submit(rel.runs[key].case, rel.runs[key].inputs)
-                    sent.append((key, w))
-        for key, w in sent:
-            out[key] = w.collect(timeout)
+                    sent.append((got, w))
+        for got, w in sent:
+            out[got] = w.collect(timeout)
         return out
 
     @property
@@ -158,21 +192,23 @@ class Deferred:
     payload: dict[str, Any]
     rel: CaseRelations
     names: tuple[str, ...]  # the deferred relations this case has on this target
+    main: Worker | None = None  # the case's own worker (stopped by now): its version and live host facts
 
 
 def run_deferred(deferred: dict[tuple[str, str, int | None], list[Deferred]], names: tuple[str, ...], timeout: float,
                  judge: Callable[..., list], sink: Callable[[Any], None]) -> None:
     """For each target (backend, device, its main worker's thread count): its shadow workers run the deferred
-    cases' `second` and `threads` variants, then the judge gives the records of `names` for each."""
+    cases' `second`, `threads` and `kernels` variants, then the judge gives the records of `names` for each."""
     for (backend, device, threads), items in deferred.items():
-        shadows = Shadows(backend, device, threads)
+        main = next((d.main for d in items if d.main is not None), None)
+        shadows = Shadows(backend, device, threads, main.host if main is not None else None)
         try:
             for d in items:
                 mine = tuple(n for n in d.names if n in names)
                 subs = shadows.run(d.rel, timeout, mine)
                 payload = {**attach(d.payload, d.rel, subs, mine),
                            "only_relations": True, "threads_note": shadows.threads_note}
-                for rec in judge(d.prepared[0], shadows.workers["second"], payload, d.prepared):
+                for rec in judge(d.prepared[0], d.main or shadows.workers["second"], payload, d.prepared):
                     sink(rec)
         finally:
             shadows.stop()

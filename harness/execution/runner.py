@@ -180,7 +180,7 @@ class Lane:
                     payload["relation_names"] = tuple(n for n in names if n not in later)
                     key = (w.backend, w.device, w.threads)
                     self.deferred.setdefault(key, []).append(
-                        Deferred(prepared, keep_for_later(payload, rel, mine), rel, mine))
+                        Deferred(prepared, keep_for_later(payload, rel, mine), rel, mine, w))
             for rec in judge(prepared[0], w, payload, prepared):
                 sink(rec)
 

@@ -25,6 +25,7 @@ from harness.numerics.inputs import Inputs
 
 BATCH_ENV = "CONVDIFF_BATCH"  # 0 or off: no Backend.prepare, every case builds alone (bench, tests)
 THREADS_ENV = "CONVDIFF_THREADS"  # n: Backend.set_threads(n) before setup (a worker of the `threads` relation)
+KERNELS_ENV = "CONVDIFF_KERNELS"  # a name: Backend.use_kernel_variant(name) before setup (the `layout` relation)
 PROFILE_ENV = "CONVDIFF_PROFILE"  # a directory: each worker writes its cProfile stats there when it stops
 
 
@@ -150,6 +151,12 @@ def start_backend(backend_name: str, device: str) -> tuple[Any, dict[str, Any]]:
                 backend.set_threads(int(os.environ[THREADS_ENV]))
             except Unsupported as exc:
                 threads_reason = str(exc)
+        kernels_reason = None
+        if os.environ.get(KERNELS_ENV):
+            try:
+                backend.use_kernel_variant(os.environ[KERNELS_ENV])
+            except Unsupported as exc:
+                kernels_reason = str(exc)
         backend.setup(device)
         reason = backend.device_reason(device)
         # Plain str only: a framework's str subclass (torch's TorchVersion) would make the
@@ -159,7 +166,8 @@ def start_backend(backend_name: str, device: str) -> tuple[Any, dict[str, Any]]:
                 "fingerprint": {str(k): str(v) for k, v in fp.items()},
                 "host": plain_facts(backend.host_facts(device)) if reason is None else {},
                 "batch_size": 0 if os.environ.get(BATCH_ENV, "").lower() in ("0", "off") else int(backend.batch_size),
-                "threads": thread_count(backend) if reason is None else None, "threads_reason": threads_reason}
+                "threads": thread_count(backend) if reason is None else None, "threads_reason": threads_reason,
+                "kernels_reason": kernels_reason}
     except Exception as exc:  # noqa: BLE001 - report, do not die silently
         info = {"reason": f"setup failed: {first_line(exc)}", "version": "unknown", "fingerprint": {}, "host": {},
                 "broken": True}

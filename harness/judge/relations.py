@@ -23,11 +23,12 @@ from harness.execution.records import Record
 from harness.judge.known_issues import KnownIssues
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
-from harness.numerics.relation_pairs import needed, outcome
+from harness.numerics.relation_pairs import Pair, needed, outcome
 from harness.numerics.relations import output_name
 
 # how a record names a run it could not get
 RUN_NAMES = {"again": "the same input again", "second": "a second process", "layout": "the other layout",
+             "kernels": "the kernel variants",
              "plain": "the case without bias and epilogue", "adjoint": "the adjoint partner",
              "probe": "the normal-range probe"}
 
@@ -36,7 +37,8 @@ def run_name(key: str) -> str:
     if key in RUN_NAMES:
         return RUN_NAMES[key]
     for prefix, what in (("batch", "batch "), ("row", "row "), ("threads", "the thread-count worker at batch "),
-                         ("scale", "scaled by 2^"), ("probe_", "the subnormal probe ")):
+                         ("scale", "scaled by 2^"), ("probe_", "the subnormal probe "),
+                         ("kernels:", "the kernel variant ")):
         if key.startswith(prefix):
             return what + key[len(prefix):]
     return key
@@ -86,16 +88,22 @@ def relation_record(name: str, case: Case, backend: str, worker: Worker, payload
     runs, subs = payload.get("relation_runs") or {}, payload.get("relations") or {}
     outs: dict[str, Any] = {}
     translations = []
-    for key in needed(name, case, runs):
+    unsupported: list[Pair] = []  # kernel variants the target cannot run: said in the record, no verdict
+    for key in _expand(needed(name, case, runs), subs):
         sub = payload if key == "main" else subs.get(key) or {
             "status": "error", "origin": "convdiff", "message": f"the worker returned no {key} run"}
+        if key.startswith("kernels") and sub["status"] == "unsupported":
+            unsupported.append(Pair("kernel variants" if key == "kernels" else f"kernel variant {key[8:]}",
+                                    "unsupported", detail=sub.get("message", "")))
+            continue
         rec.duration_s += float(sub.get("duration_s", 0.0)) if key != "main" else 0.0
         if sub["status"] != "ok":
             rec.status, rec.message = sub["status"], f"{run_name(key)}: {sub.get('message', '')}"
             if sub["status"] == "error":
                 rec.error_origin = sub.get("origin") or "convdiff"
-            if known is not None and key in runs and sub["status"] != "unsupported":
-                derived = runs[key].case
+            base = key.partition(":")[0]  # kernels:<name>: the run of key `kernels`
+            if known is not None and base in runs and sub["status"] != "unsupported":
+                derived = runs[base].case
                 entry = known.match(derived, backend, worker.device, host, "out", None, derived.params())
                 if entry is not None and sub["status"] in entry.status:
                     rec.known_issue, rec.known_status, rec.known_issue_file = entry.id, entry.status, entry.source
@@ -107,6 +115,7 @@ def relation_record(name: str, case: Case, backend: str, worker: Worker, payload
             translations.append(f"# {run_name(key)}:\n{sub['translation']}")
     assert inputs is not None
     result = outcome(name, case, inputs, oracle, runs, outs, payload.get("quant_rounding", "half_to_even"))
+    result.pairs += unsupported
     rec.duration_s = round(rec.duration_s, 6)
     rec.status = result.status
     rec.bound_ratio = result.ratio if result.ratio != float("inf") else None
@@ -124,6 +133,16 @@ def relation_record(name: str, case: Case, backend: str, worker: Worker, payload
     if rec.status == "mismatch" and not rec.known_issue and known is not None:
         _derived_known(rec, known, case, runs, needed(name, case, runs), backend, host)
     return rec
+
+
+def _expand(keys: list[str], subs: dict[str, Any]) -> list[str]:
+    """The runs' keys with `kernels` as the target answered it: once per variant (`kernels:<name>`), or once
+    (`kernels`, unsupported) where it has none."""
+    out = []
+    for key in keys:
+        variants = sorted(k for k in subs if k.startswith("kernels:")) if key == "kernels" else []
+        out += variants or [key]
+    return out
 
 
 def _derived_known(rec: Record, known: KnownIssues, case: Case, runs: dict[str, Any], keys: list[str], backend: str,

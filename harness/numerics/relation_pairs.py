@@ -46,7 +46,7 @@ class Pair:
     """One comparison: what the target computed against what the relation says it must equal."""
 
     group: str           # what the message reports on: "again", "b=7", "k=+40", "input" ...
-    status: str          # pass | within_bound | mismatch
+    status: str          # pass | within_bound | mismatch; unsupported: a run the target cannot make (detail: why)
     max_abs: float = 0.0
     ratio: float = 0.0   # largest |a - b| / bound (0 for the same bits)
     differing: int = 0   # elements not the same bits
@@ -76,7 +76,10 @@ class Outcome:
             groups.setdefault(p.group, []).append(p)
         parts = []
         for g, ps in groups.items():
-            worst = max(ps, key=lambda p: (STATUS_ORDER.index(p.status), p.ratio))
+            worst = max(ps, key=lambda p: (_rank(p.status), p.ratio))
+            if worst.status == "unsupported":
+                parts.append(f"{g}: unsupported ({worst.detail})")
+                continue
             if worst.status == "pass":
                 parts.append(f"{g}: bitwise")
                 continue
@@ -85,6 +88,11 @@ class Outcome:
             parts.append(f"{g}: {'within bound' if worst.status == 'within_bound' else 'BEYOND bound'} ({what})")
         facts = "; subnormal " + ", ".join(f"{k} {v}" for k, v in self.facts.items()) if self.facts else ""
         return "; ".join(parts) + facts
+
+
+def _rank(status: str) -> int:
+    """A pair's place in the message's worst-first choice: an unsupported run below a bitwise pair."""
+    return STATUS_ORDER.index(status) if status in STATUS_ORDER else -1
 
 
 def compare(group: str, a: np.ndarray, b: np.ndarray, bound: np.ndarray | float,
@@ -172,7 +180,7 @@ def needed(relation: str, case: Case, runs: dict[str, Variant]) -> list[str]:
         "batch": ["main", *(batch_key(case, n) for n in batch_sizes(case)),
                   *(single_key(case, i) for i in range(min(max(batch_sizes(case)), 7)))],
         "threads": [k for n in thread_batches(case) for k in (batch_key(case, n), f"threads{n}")],
-        "layout": ["main", "layout"],
+        "layout": ["main", "layout", *(["kernels"] if "kernels" in runs else [])],
         "scaling": ["main", *(k for k in runs if k.startswith("scale"))],
         "adjoint": [plain_key(case), "adjoint"],
         "subnormal": ["probe", *(k for k in runs if k.startswith("probe_")),
@@ -212,9 +220,11 @@ def outcome(relation: str, case: Case, inputs: Inputs, oracle: tuple | None, run
         else:
             pairs += [compare(f"b={n}", outs[f"threads{n}"], outs[batch_key(case, n)], rows(0, n), rows(0, n, unit))
                       for n in thread_batches(case)]
-    elif relation == "layout":
-        back = to_layout(outs["layout"], case.channels_last)
-        pairs.append(compare("other layout", back, main, _pair_bound_of(case, oracle, rounding), _unit(case, oracle)))
+    elif relation == "layout":  # the other layout, then each kernel variant's output (key kernels:<name>)
+        bound, unit = _pair_bound_of(case, oracle, rounding), _unit(case, oracle)
+        pairs.append(compare("other layout", to_layout(outs["layout"], case.channels_last), main, bound, unit))
+        pairs += [compare(f"kernel variant {key.partition(':')[2]}", outs[key], main, bound, unit)
+                  for key in sorted(k for k in outs if k.startswith("kernels:"))]
     elif relation == "scaling":
         assert oracle is not None
         for key in sorted((k for k in runs if k.startswith("scale")), key=lambda k: -runs[k].power):
@@ -225,7 +235,7 @@ def outcome(relation: str, case: Case, inputs: Inputs, oracle: tuple | None, run
         pairs.append(_adjoint(case, inputs, runs, outs))
     elif relation == "subnormal":
         flushed = _subnormal(case, inputs, runs, outs, pairs, facts)
-    status = max((p.status for p in pairs), key=STATUS_ORDER.index, default="pass")
+    status = max((p.status for p in pairs if p.status in STATUS_ORDER), key=STATUS_ORDER.index, default="pass")
     peak = float(np.max(np.abs(np.asarray(main, dtype=np.float64)), initial=0.0)) if main is not None else 0.0
     return Outcome(status, pairs, facts, flushed and status == "mismatch", peak)
 

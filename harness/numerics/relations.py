@@ -7,7 +7,9 @@ A relation runs a case's convolution again in another form whose exact result is
   the batch's rows beyond the case's own are its rows rolled, so every size shares rows with the others;
 * `threads`: 1 thread against the default count (or, where the default is 1, against every core), each in
   a worker of its own, at the case's batch and at batch 3 (7 when the case's batch is 3);
-* `layout`: channels-first against channels-last (the other layout than the case's);
+* `layout`: channels-first against channels-last (the other layout than the case's), and the case on each of the
+  target's kernel variants (Backend.kernel_variants: graph optimisation off, XNNPACK off, oneDNN off, ...)
+  against its default kernels, each variant in a worker of its own;
 * `scaling`: conv(2^k x, w, 2^k b) against 2^k conv(x, w, b), for the largest k that keeps every value finite
   and the smallest that keeps every input, product and output normal (scaling_powers);
 * `adjoint`: <y, conv(x, w)> against <conv_transpose(y, w), x> in float64, from the target's own outputs
@@ -18,7 +20,7 @@ A relation runs a case's convolution again in another form whose exact result is
 
 `variants(case, inputs, oracle, names)` gives the runs besides the case's own (`main`), each with the process
 it runs in (`main`, `second`: a fresh worker with default settings, `threads`: a worker set to another
-thread count). harness/numerics/relation_pairs.py turns their outputs into comparisons, and bound.py says
+thread count, `kernels`: one worker per kernel variant of the target, the variant's key `kernels:<name>`). harness/numerics/relation_pairs.py turns their outputs into comparisons, and bound.py says
 how far apart each pair may legitimately be.
 """
 
@@ -36,7 +38,7 @@ from harness.model.shard import case_macs
 from harness.numerics.inputs import NUMPY_DTYPES, Inputs
 
 RELATIONS = ("determinism", "batch", "threads", "layout", "scaling", "adjoint", "subnormal")
-PROCESS_RELATIONS = ("determinism", "threads")  # need a worker of their own beside the main one
+PROCESS_RELATIONS = ("determinism", "threads", "layout")  # need workers of their own beside the main one
 BATCH_SIZES = (3, 7)
 # The batch relation runs the case at batch 7 and 7 single rows: cases beyond this many multiply-adds at
 # batch 7 are left out (a model-sized convolution would take minutes on an untuned compiled path).
@@ -70,7 +72,7 @@ class Variant:
 
     case: Case
     inputs: Inputs
-    process: str = "main"  # main | second | threads
+    process: str = "main"  # main | second | threads | kernels
     power: int = 0  # scaling and the scaled subnormal probe: x (and b) times 2^power
 
 
@@ -318,6 +320,7 @@ def variants(case: Case, inputs: Inputs, oracle: tuple | None, names: tuple[str,
                                     epilogue=tuple({k: to_layout(v, cl) if k == "r" else v for k, v in c.items()}
                                                    for c in inputs.epilogue))
         out["layout"] = Variant(derive(case, "layout", layout=other_layout(case)), moved)
+        out["kernels"] = Variant(derive(case, "kernels"), dataclasses.replace(inputs, dy=None), "kernels")
     if ("adjoint" in names or "subnormal" in names) and plain_key(case) != "main":
         out["plain"] = Variant(plain(case), dataclasses.replace(inputs, b=None, dy=None, epilogue=()))
     if "scaling" in names and oracle is not None:
