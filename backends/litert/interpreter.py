@@ -10,7 +10,8 @@ and per-channel constants into the filter and bias) and with TF Select forbidden
 an op the converter cannot lower is a refusal, never a silent Flex fallback. The LiteRT
 interpreter (`ai_edge_litert.interpreter.Interpreter`) runs it: `litert` with its default
 XNNPACK delegate, `litert-ref` with `OpResolverType.BUILTIN_REF` (reference kernels, no
-delegate). TFLite convolutions are N*C only: a channels_first case is transposed to N*C
+delegate). The `layout` relation also runs `litert` with `OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES`
+(its kernel variant: TFLite's optimized builtin kernels, XNNPACK not applied) against its default. TFLite convolutions are N*C only: a channels_first case is transposed to N*C
 around the op (the tensorflow backend's own fallback, an exact permutation, in the notes).
 
 What TFLite cannot state (checked against TF 2.21's converter): float64, float16 and bfloat16
@@ -38,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from backends.artifacts import ArtifactCache, case_key, sources_digest
-from backends.base import Backend, Capabilities, Output, Rejected, Unsupported, first_line
+from backends.base import Backend, Capabilities, HostFact, KernelVariant, Output, Rejected, Unsupported, first_line
 from backends.litert import quant as litert_quant
 from backends.tensorflow.epilogue import TF_EPILOGUE_OPS, Epilogue, residual_names
 from backends.tensorflow.util import NODE_PREFIX, TF_EXCLUDES, tf_filter, weight_transpose
@@ -51,6 +52,7 @@ ERROR_LINE = re.compile(r"error: (.*)")
 FLEX_OPS = re.compile(r"TF Select ops: ([^\n]*)")
 TF_OPS = {"conv1d": "Conv2D", "conv2d": "Conv2D", "conv3d": "Conv3D", "conv_transpose1d": "Conv2DBackpropInput",
           "conv_transpose2d": "Conv2DBackpropInput", "conv_transpose3d": "Conv3DBackpropInputV2"}  # what tf.nn emits
+BUILTIN = "BUILTIN_WITHOUT_DEFAULT_DELEGATES"  # litert's kernel variant: TFLite's builtin kernels, XNNPACK not applied
 LOCATION = re.compile(r"(loc\(.*?\):\s*|\S+\.py:\d+:\d+:\s*)")
 
 
@@ -233,10 +235,22 @@ class LiteRtBackend(Backend):
     def thread_count(self) -> int | None:
         return self.threads or 1
 
+    def kernel_variants(self, host: dict[str, HostFact]) -> tuple[KernelVariant, ...]:
+        return (KernelVariant(BUILTIN, f"Interpreter(experimental_op_resolver_type=OpResolverType.{BUILTIN}): "
+                              "TFLite's own optimized kernels, without the default XNNPACK delegate"),)
+
+    def use_kernel_variant(self, name: str) -> None:
+        if name != BUILTIN:
+            super().use_kernel_variant(name)
+        self.resolver = name
+        self.interpreter_line = (f"interpreter = Interpreter(model_content=tflite_model, experimental_op_resolver_type="
+                                 f"OpResolverType.{name})  # TFLite's builtin kernels, no XNNPACK delegate")
+
     def interpreter(self, model: bytes) -> Any:
-        if self.threads:
-            return self.litert.Interpreter(model_content=model, num_threads=self.threads)
-        return self.litert.Interpreter(model_content=model)
+        options: dict[str, Any] = {"num_threads": self.threads} if self.threads else {}
+        if self.resolver != "AUTO":
+            options["experimental_op_resolver_type"] = getattr(self.litert.OpResolverType, self.resolver)
+        return self.litert.Interpreter(model_content=model, **options)
 
     def run(self, case: Case, inputs: Inputs, device: str) -> Output:
         model, meta, how = self.model(case, inputs)
@@ -303,6 +317,10 @@ class LiteRtRefBackend(LiteRtBackend):
     resolver = "BUILTIN_REF"
     interpreter_line = ("interpreter = Interpreter(model_content=tflite_model, "
                         "experimental_op_resolver_type=OpResolverType.BUILTIN_REF)  # reference kernels, no delegate")
+
+    def kernel_variants(self, host: dict[str, HostFact]) -> tuple[KernelVariant, ...]:
+        raise Unsupported("litert-ref runs TFLite's reference kernels (BUILTIN_REF); the optimized builtin kernels "
+                          f"are litert's kernel variant ({BUILTIN})")
 
     def interpreter(self, model: bytes) -> Any:
         return self.litert.Interpreter(model_content=model, num_threads=self.threads or 1,

@@ -3,7 +3,9 @@
 `onnxruntime` runs the same checked model tvm-onnx-import reads, on ONNX Runtime's
 CPU execution provider (CUDA provider on `cuda`, where this onnxruntime build has it).
 Session options stay at ONNX Runtime's defaults (graph optimizations on): the code path
-a deployed model takes. OrtBase is also the runtime of the converter paths
+a deployed model takes. The `layout` relation also runs every path ending in ONNX Runtime with
+graph_optimization_level ORT_DISABLE_ALL (its kernel variant: no fusion, no layout transformation)
+against that default. OrtBase is also the runtime of the converter paths
 (torch-onnx-ort, tf2onnx-ort, paddle2onnx-ort): with the same runtime on both sides,
 `onnxruntime` is their control.
 
@@ -25,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from backends.base import Backend, Capabilities, HostFact, Output, Rejected, Unsupported, first_line
+from backends.base import Backend, Capabilities, HostFact, KernelVariant, Output, Rejected, Unsupported, first_line
 from backends.int8_probe import pair_sums
 from backends.onnx.model import (
     ONNX_EPILOGUE_OPS,
@@ -70,6 +72,20 @@ class OrtBase(Backend):
 
     def thread_count(self) -> int | None:
         return self.threads  # None: ORT's default (one intra-op thread per physical core), which it does not report
+
+    # use_kernel_variant: SessionOptions.graph_optimization_level of every session (None: ORT's default,
+    # ORT_ENABLE_ALL). Off, the graph runs node by node as the model states it: no fusion (Conv + epilogue,
+    # the QDQ group into QLinearConv) and no layout transformation (NCHWc, NHWC), so other kernels run.
+    graph_level: str | None = None
+
+    def kernel_variants(self, host: dict[str, HostFact]) -> tuple[KernelVariant, ...]:
+        return (KernelVariant("ORT_DISABLE_ALL", "SessionOptions.graph_optimization_level = ORT_DISABLE_ALL "
+                              "(default ORT_ENABLE_ALL): no graph fusions or layout transformations"),)
+
+    def use_kernel_variant(self, name: str) -> None:
+        if name != "ORT_DISABLE_ALL":
+            super().use_kernel_variant(name)
+        self.graph_level = name
 
     def setup(self, device: str) -> None:
         import onnxruntime as ort
@@ -117,7 +133,8 @@ class OrtBase(Backend):
         return None
 
     def session_line(self, device: str) -> str:
-        return f"sess = ort.InferenceSession(model.SerializeToString(), providers=[{PROVIDERS[device]!r}])"
+        level = f"  # options: graph_optimization_level = {self.graph_level}" if self.graph_level else ""
+        return f"sess = ort.InferenceSession(model.SerializeToString(), providers=[{PROVIDERS[device]!r}]){level}"
 
     def run_model(self, model: bytes, x: np.ndarray, device: str,
                   more: tuple[np.ndarray, ...] = (), options: Any = None) -> tuple[np.ndarray, str]:
@@ -127,6 +144,9 @@ class OrtBase(Backend):
         if self.threads:
             options = options or self.ort.SessionOptions()
             options.intra_op_num_threads = self.threads
+        if self.graph_level:
+            options = options or self.ort.SessionOptions()
+            options.graph_optimization_level = getattr(self.ort.GraphOptimizationLevel, self.graph_level)
         try:
             sess = self.ort.InferenceSession(model, sess_options=options, providers=[PROVIDERS[device]])
             y = sess.run(None, {i.name: a for i, a in zip(sess.get_inputs(), (x, *more))})[0]

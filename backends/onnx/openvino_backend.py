@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from backends.artifacts import cache_base
-from backends.base import Backend, Capabilities, HostFact, Output, Rejected, Unsupported, first_line
+from backends.base import Backend, Capabilities, HostFact, KernelVariant, Output, Rejected, Unsupported, first_line
 from backends.onnx.model import (
     ONNX_EPILOGUE_OPS,
     build_model,
@@ -70,6 +70,15 @@ class OpenVinoBackend(Backend):
 
     def thread_count(self) -> int | None:
         return int(self.core.get_property("CPU", "INFERENCE_NUM_THREADS")) or None  # 0: the plugin decides
+
+    def kernel_variants(self, host: dict[str, HostFact]) -> tuple[KernelVariant, ...]:
+        # Measured 2026-11-29 (openvino 2026.4.1, 2-core AMD EPYC Zen 4; six convolutions, with and without
+        # epilogues): SNIPPETS_MODE=DISABLE, PERFORMANCE_HINT=THROUGHPUT, CPU_RUNTIME_CACHE_CAPACITY=0, and
+        # EXECUTION_MODE_HINT=ACCURACY with the default precision pinned each compiled the same oneDNN primitive
+        # (brgconv) and gave the same bits; a PrimitivesPriority rt_info on the node was ignored.
+        raise Unsupported("openvino: the CPU plugin has no setting that picks another convolution kernel at the same "
+                          "precision (EXECUTION_MODE_HINT=ACCURACY changes the precision, bf16 to f32 where it "
+                          "lowers to bf16; the performance, snippets and cache settings keep the same kernel)")
 
     def setup(self, device: str) -> None:
         import openvino as ov

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from backends.base import Backend, Capabilities, HostFact, Output, Rejected, first_line
+from backends.base import Backend, Capabilities, HostFact, KernelVariant, Output, Rejected, Unsupported, first_line
 from backends.paddle import epilogue as paddle_epilogue
 from harness.model.case import Case, resolve_geometry
 from harness.numerics.inputs import Inputs
@@ -89,6 +89,13 @@ class PaddleBackend(Backend):
 
     def thread_count(self) -> int | None:
         return int(self.paddle.get_flags(["FLAGS_paddle_num_threads"])["FLAGS_paddle_num_threads"])
+
+    def kernel_variants(self, host: dict[str, HostFact]) -> tuple[KernelVariant, ...]:
+        # Measured 2026-11-29 (paddlepaddle 3.3.1, ONEDNN_VERBOSE=1): with FLAGS_use_mkldnn on, no oneDNN primitive
+        # runs for a dygraph conv2d and the bits are the default's; paddle.inference's Config switches it.
+        raise Unsupported(f"{self.name}: FLAGS_use_mkldnn does not reach dygraph convolutions (paddlepaddle "
+                          f"{self.version()}: no oneDNN primitive runs with it on); Paddle's oneDNN convolutions are "
+                          "paddle-inference's kernel variant")
 
     def setup(self, device: str) -> None:
         os.environ.setdefault("GLOG_minloglevel", "2")  # silence glog before the import reads it

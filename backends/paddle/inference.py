@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from backends.artifacts import cache_base, sources_digest
-from backends.base import Backend, Capabilities, HostFact, Output, Rejected, Unsupported, first_line
+from backends.base import Backend, Capabilities, HostFact, KernelVariant, Output, Rejected, Unsupported, first_line
 from backends.digest import baked_arrays_digest
 from backends.paddle import epilogue as paddle_epilogue
 from backends.paddle.eager import FUNCTIONS, PADDLE_CAPS, PaddleBackend
@@ -120,6 +120,21 @@ class PaddleInferenceBackend(Backend):
         gradients="none",
     )
 
+    onednn: bool | None = None  # use_kernel_variant: the Config's oneDNN switched to this (None: Paddle's default)
+
+    def kernel_variants(self, host: dict[str, HostFact]) -> tuple[KernelVariant, ...]:
+        """The other side of the predictor's oneDNN default (paddle_inference_onednn, read live)."""
+        on = not host.get("paddle_inference_onednn", True)
+        call = "enable_mkldnn" if on else "disable_mkldnn"
+        return (KernelVariant(f"config.{call}()", f"paddle.inference.Config.{call}(): the predictor's "
+                              f"{'oneDNN' if on else 'plain CPU'} kernels and fuse passes instead of its default "
+                              f"{'plain CPU' if on else 'oneDNN'} ones"),)
+
+    def use_kernel_variant(self, name: str) -> None:
+        if name not in ("config.enable_mkldnn()", "config.disable_mkldnn()"):
+            super().use_kernel_variant(name)
+        self.onednn = name == "config.enable_mkldnn()"
+
     def setup(self, device: str) -> None:
         self.pdb = PaddleBackend()
         self.pdb.setup("cpu")
@@ -143,6 +158,8 @@ class PaddleInferenceBackend(Backend):
         cfg.disable_glog_info()
         if self.threads:
             cfg.set_cpu_math_library_num_threads(self.threads)
+        if self.onednn is not None:
+            cfg.enable_mkldnn() if self.onednn else cfg.disable_mkldnn()
         return cfg
 
     threads: int | None = None  # set_threads: Config.set_cpu_math_library_num_threads (the predictor's default: 1)
@@ -309,7 +326,8 @@ class PaddleInferenceBackend(Backend):
             f"    def forward(self, {args}):", *(f"        {ln}" for ln in body), "        return y",
             f"paddle.jit.save(Net(), 'model', input_spec=[{spec_code}])  # {how}",
             "config = paddle.inference.Config('model.json', 'model.pdiparams')",
-            f"config.disable_gpu(); config.switch_ir_optim(True)  # oneDNN: {'on' if onednn else 'off'} (default)",
+            f"config.disable_gpu(); config.switch_ir_optim(True)  # oneDNN: {'on' if onednn else 'off'} "
+            + ("(default)" if self.onednn is None else f"(config.{'enable' if onednn else 'disable'}_mkldnn())"),
             "predictor = paddle.inference.create_predictor(config)",
             f"{feed}; predictor.run()",
             "y = predictor.get_output_handle(predictor.get_output_names()[0]).copy_to_cpu()",

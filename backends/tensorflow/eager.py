@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from backends.base import Backend, Capabilities, HostFact, Output, Rejected, Unsupported, first_line
+from backends.base import Backend, Capabilities, HostFact, KernelVariant, Output, Rejected, Unsupported, first_line
 from backends.pads import stated_pads
 from backends.tensorflow import xla_cache as tf_xla_cache
 from backends.tensorflow.epilogue import TF_EPILOGUE_OPS, Epilogue
@@ -227,6 +227,23 @@ class TFBase(Backend):
         tf.config.experimental.enable_tensor_float_32_execution(tf32_requested())
 
     threads: int | None = None  # set_threads: TF's intra- and inter-op thread pools (oneDNN and Eigen run on them)
+
+    def kernel_variants(self, host: dict[str, HostFact]) -> tuple[KernelVariant, ...]:
+        """The other side of TensorFlow's oneDNN choice, as the main worker's TF decided it (tf_onednn): a
+        process setting, read when TF is imported, so the variant's worker starts fresh with it."""
+        on = host.get("tf_onednn")
+        if on is None:  # no live fact (a plugin's host): TF's default on this x86 build is on unless the variable says 0
+            on = os.environ.get("TF_ENABLE_ONEDNN_OPTS") != "0"
+        value = "0" if on else "1"
+        return (KernelVariant(f"TF_ENABLE_ONEDNN_OPTS={value}", f"TensorFlow's oneDNN op kernels {'off' if on else 'on'} "
+                              f"(TF decided {'on' if on else 'off'} here), set before TF is imported",
+                              (("TF_ENABLE_ONEDNN_OPTS", value),)),)
+
+    def use_kernel_variant(self, name: str) -> None:
+        if name not in ("TF_ENABLE_ONEDNN_OPTS=0", "TF_ENABLE_ONEDNN_OPTS=1"):
+            super().use_kernel_variant(name)
+        if os.environ.get("TF_ENABLE_ONEDNN_OPTS") != name[-1]:  # the worker was started with the variant's env
+            raise Unsupported(f"{self.name}: {name} is a process setting this worker was not started with")
 
     def set_threads(self, n: int) -> None:
         self.threads = n

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from backends.base import Backend, Capabilities, Output, Rejected, Unsupported
+from backends.base import Backend, Capabilities, HostFact, KernelVariant, Output, Rejected, Unsupported
 from backends.tensorflow.eager import TensorFlowBackend
 from backends.tensorflow.epilogue import Epilogue, residual_names
 from backends.tensorflow.util import NHWC_ONLY, framework_message, tf_filter
@@ -105,3 +105,9 @@ class TfXlaBackend(TensorFlowGraphBackend):
         layouts=("channels_last", "channels_first (NC* data_format, compiled by XLA)"),
         gradients="none",
     )
+
+    def kernel_variants(self, host: dict[str, HostFact]) -> tuple[KernelVariant, ...]:
+        # Measured 2026-11-29 (tensorflow-cpu 2.21.0, ONEDNN_VERBOSE=1, a 16->32 channel conv2d): the same oneDNN
+        # calls and the same bits with TF_ENABLE_ONEDNN_OPTS=0 and =1.
+        raise Unsupported("tf-xla: XLA compiles the convolution itself; TF_ENABLE_ONEDNN_OPTS switches TensorFlow's "
+                          "op kernels, not XLA's (the same kernels run with it 0 and 1)")

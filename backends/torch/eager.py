@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from backends.base import Backend, Capabilities, HostFact, Output, Rejected, first_line
+from backends.base import Backend, Capabilities, HostFact, KernelVariant, Output, Rejected, Unsupported, first_line
 from backends.pads import stated_pads
 from backends.torch import epilogue as torch_epilogue
 from backends.torch.threads import TorchThreads
@@ -87,11 +87,28 @@ class TorchBackend(TorchThreads, Backend):
         torch_same=True,
     )
 
+    MKLDNN_OFF = "torch.backends.mkldnn.enabled=False"
+    mkldnn_off = False  # use_kernel_variant: ATen's own CPU convolutions (im2col + GEMM, slow_conv_*), no oneDNN
+
+    def kernel_variants(self, host: dict[str, HostFact]) -> tuple[KernelVariant, ...]:
+        if host.get("torch_mkldnn") is False:
+            raise Unsupported(f"{self.name}: this torch build has no oneDNN (torch.backends.mkldnn.is_available() "
+                              "is False): its CPU convolutions have one path")
+        return (KernelVariant(self.MKLDNN_OFF, "torch.backends.mkldnn.enabled = False: ATen's own CPU convolution "
+                              "kernels instead of oneDNN's"),)
+
+    def use_kernel_variant(self, name: str) -> None:
+        if name != self.MKLDNN_OFF:
+            super().use_kernel_variant(name)
+        self.mkldnn_off = True
+
     def setup(self, device: str) -> None:
         import torch
 
         self.torch = torch
         self.apply_threads()
+        if self.mkldnn_off:
+            torch.backends.mkldnn.enabled = False
         if device == "cuda" and torch.cuda.is_available():
             torch.backends.cudnn.allow_tf32 = tf32_requested()
             torch.backends.cuda.matmul.allow_tf32 = tf32_requested()

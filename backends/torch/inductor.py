@@ -92,7 +92,9 @@ class TorchInductorBackend(TorchBackend):
         super().setup(device)
         import torch
 
-        root = cache_dir(isa_setting(torch))
+        # the kernel variant (torch.backends.mkldnn.enabled = False, set by TorchBackend.setup) changes what
+        # inductor generates (no oneDNN fusion, prepacking or channels-last), which its cache key leaves out
+        root = cache_dir(isa_setting(torch) + ("-mkldnn-off" if self.mkldnn_off else ""))
         if root is not None:  # read by inductor when it first compiles
             os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(root)
         import torch._dynamo
