@@ -106,7 +106,7 @@ def _installed() -> dict[str, Registration]:
         dist = getattr(ep, "dist", None)
         if dist is not None and id(dist) not in named:
             meta = dist.metadata
-            named[id(dist)] = (meta["Name"], meta["Version"])
+            named[id(dist)] = (meta["Name"], meta.get("Version") or getattr(dist, "version", ""))
         name, version = named[id(dist)] if dist is not None else ("unknown", "")
         if name == "convdiff" and PYPROJECT.exists():
             continue

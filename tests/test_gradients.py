@@ -140,13 +140,21 @@ def test_gradient_mutant_is_caught_and_named(bug, fields):
 
 
 def test_inherited_status_when_the_forward_fails():
-    """A forward that never ran gives each gradient its status, marked as not having run."""
+    """A forward that never ran gives each gradient of an adapter that differentiates its status, marked as not
+    having run; an adapter with no gradient path (fault:exception) gives `unsupported` gradients instead."""
+    from backends.testing.mutants import MutantBackend
+    from harness.execution.grad_exec import execute_gradients
+
     case = make_case(id="i", **SEED)
+    refused = {"status": "rejected", "message": "injected refusal", "origin": "framework"}
+    grads = execute_gradients(MutantBackend("grad_input_unflipped_kernel"), case, make_inputs(case), "cpu", refused)
+    assert set(grads) == {"grad_input", "grad_weight"}
+    for sub in grads.values():
+        assert sub["status"] == "rejected" and sub["inherited"] and sub["message"].startswith("forward rejected")
     recs = run_on([case], ["fault:exception"])
     assert {r.output for r in recs} == {"out", "grad_input", "grad_weight"}
-    fwd = next(r for r in recs if r.output == "out")
     for r in recs:
-        assert r.status == fwd.status and (r.output == "out" or r.message.startswith(f"forward {fwd.status}"))
+        assert r.status == ("error" if r.output == "out" else "unsupported"), (r.output, r.status, r.message)
 
 
 def test_minimize_keeps_a_gradient_failure(tmp_path):

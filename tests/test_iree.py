@@ -178,7 +178,7 @@ QCASES = [
 INTEGER = {"q_u8_c2d_pad", "q_s8_c1d_pc", "q_s8_c2d_same", "q_u8_c2d_dw"}  # `iree`: an integer convolution
 # iree-qlinear: (status, known issue) where it does not pass
 QLINEAR = {"q_s8_c1d_pc": ("mismatch", "iree-qlinear-per-channel-bias-unscaled"),
-           "q_s8_c2d_same": ("rejected", "iree-qlinear-per-tensor-pad-crash"),
+           "q_s8_c2d_same": ("crash", "iree-qlinear-per-tensor-pad-crash"),
            "q_u8_c2d_dw": ("mismatch", "iree-qlinear-per-channel-bias-unscaled"),
            "q_u8_t2d_nhwc": ("unsupported", None), "q_s8_t2d_grouped_pc": ("unsupported", None)}
 

@@ -63,10 +63,11 @@ def test_real_shards_merge_to_the_unsharded_run(tmp_path: Path) -> None:
 def test_baseline_marks_new_still_gone(tmp_path: Path) -> None:
     recs = synthetic(400)
     old = summarize(recs)
-    # tonight: one old finding gone (all conv3d torch mismatches pass), one new finding (crash on paddle conv1d)
+    # tonight: one old finding gone (all conv3d torch mismatches pass), one new finding (a timeout on a new case)
     tonight = [Record(**{**r.__dict__, "status": "pass", "where": None})
                if (r.op == "conv3d" and r.backend == "torch" and r.status == "mismatch") else r for r in recs]
-    tonight.append(Record(**{**recs[1].__dict__, "case_id": "brand_new", "status": "timeout", "bound_ratio": None}))
+    tonight.append(Record(**{**recs[1].__dict__, "case_id": "brand_new", "status": "timeout", "bound_ratio": None,
+                                "diagnosis": None}))
     diff = diff_baseline(tonight, old)
     states = {tuple(m["key"]): m["state"] for m in diff["findings"]}
     new_key = (recs[1].backend, "cpu", recs[1].op, "timeout", None, None, "out")  # ..., known_issue, output

@@ -21,9 +21,9 @@ from tests.planted_bugs import TRUTH
 
 @pytest.fixture(scope="module")
 def cases() -> tuple[list[dict], list[dict]]:
-    """Valid generated cases: 500 to learn from, 300 others to judge the rule on."""
-    params = [c.case.params() for c in itertools.islice(generate(31, invalid_rate=0.0), 800)]
-    return params[:500], params[500:]
+    """Valid generated cases: 400 to learn from, 250 others to judge the rule on."""
+    params = [c.case.params() for c in itertools.islice(generate(31, invalid_rate=0.0), 650)]
+    return params[:400], params[400:]
 
 
 def _label(rule: str, params: list[dict]) -> np.ndarray:

@@ -56,7 +56,7 @@ cases:
 def scoped(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
     d = tmp_path_factory.mktemp("scope")
     (d / "cases.yaml").write_text(CASES, encoding="utf-8")
-    status = main(["scope", str(d / "cases.yaml"), "--backends", PLANTED, "--time", "40", "--seed", "3",
+    status = main(["scope", str(d / "cases.yaml"), "--backends", PLANTED, "--time", "25", "--seed", "3",
                    "--out", str(d / "out")])
     return d, status
 
@@ -97,22 +97,22 @@ def test_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
 
 TOO_BROAD = """\
 issues:
-  - id: flip-every-conv1d
-    backend: "mutant:flip_kernel"
+  - id: dilated-pads-every-conv1d
+    backend: "mutant:padding_scaled_by_dilation"
     cases: {op: conv1d}
     status: mismatch
-    reason: the kernel flipped (but a kernel of length 1 flipped is the same kernel)
+    reason: the pad before scaled by the dilation (but an undilated conv, or one with no pad before, is right)
     link: none
 """
 
 
 def test_check_calls_a_too_broad_selector_too_broad(tmp_path: Path) -> None:
     (tmp_path / "ours.yaml").write_text(TOO_BROAD, encoding="utf-8")
-    status = main(["scope", "--check", "flip-every-conv1d", "--known-issues", str(tmp_path / "ours.yaml"),
-                   "--per-entry", "10", "--seed", "1", "--out", str(tmp_path / "out")])
+    status = main(["scope", "--check", "dilated-pads-every-conv1d", "--known-issues", str(tmp_path / "ours.yaml"),
+                   "--per-entry", "6", "--seed", "1", "--out", str(tmp_path / "out")])
     assert status == 1
     check = json.loads((tmp_path / "out" / "check.json").read_text(encoding="utf-8"))[0]
-    # a 1-wide kernel flipped is the same kernel: it passes inside; transposed convs flip too: the same
-    # failure just outside (the neighbour that turns conv1d into conv_transpose1d)
+    # an undilated conv1d, or one without a pad before, is right: it passes inside; the corrected rule names the
+    # dilation (on these fresh cases a dilated one always had a pad before)
     assert check["verdict"].startswith("too broad") and check["passes_inside"] >= 1 and check["fails_inside"] >= 1
     assert check["corrected_when"] and check["corrected_errors"] == 0, check

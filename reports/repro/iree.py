@@ -38,14 +38,18 @@ def case_dtype(a):
     return np.ascontiguousarray(a.astype(DTYPE))  # exact: the values are DTYPE values
 
 
+class Crashed(RuntimeError):
+    """A tool that died by a signal: a crash, not a refusal."""
+
+
 def tool(cmd):
-    """Run one IREE tool; its first error line (or the signal that killed it) raised as a refusal."""
+    """Run one IREE tool; its first error line raised as a refusal, the signal that killed it as Crashed."""
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode < 0:  # its assertion or error, else the innermost stack frame in torch-mlir's or IREE's code
         frames = [ln.split(maxsplit=2)[-1].split("(")[0] for ln in done.stderr.splitlines()
                   if ln.lstrip().startswith("#") and ("mlir::torch::" in ln or "mlir::iree_compiler::" in ln)]
         said = next((ln for ln in done.stderr.splitlines() if "Assertion" in ln or "error:" in ln), "")
-        raise RuntimeError(f"{{os.path.basename(cmd[0])}} crashed (signal {{-done.returncode}}): "
+        raise Crashed(f"{{os.path.basename(cmd[0])}} crashed (signal {{-done.returncode}}): "
                            + (said or (f"in {{frames[0]}}" if frames else "")))
     if done.returncode != 0:
         errors = [ln.split("error:", 1)[1].strip() for ln in done.stderr.splitlines() if "error:" in ln]

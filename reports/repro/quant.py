@@ -191,7 +191,7 @@ try:
 except Exception as exc:  # the framework refused a valid case
     inner = getattr(exc, "inner_exception", None)  # torch.compile wraps inductor's own exception
     print(f"framework raised: {type(exc).__name__}: {inner if inner is not None else exc}".splitlines()[0])
-    print("verdict: rejected")
+    print("verdict: " + ("crash" if type(exc).__name__ == "Crashed" else "rejected"))  # a tool killed by a signal
     sys.exit(1)
 units = float(np.floor(ROUNDING_RHO[rounding] + QUANT_SLACK + 0.5))
 print(f"requantization the kernel declares: {rounding}; allowed: {units:g} unit(s) of y")

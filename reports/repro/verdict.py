@@ -29,7 +29,7 @@ try:
     out, out_dtype = run_framework(*ARGS)
 except Exception as exc:  # the framework refused a valid case
     print(f"framework raised: {type(exc).__name__}: {exc}".splitlines()[0])
-    print("verdict: rejected")
+    print("verdict: " + ("crash" if type(exc).__name__ == "Crashed" else "rejected"))  # a tool killed by a signal
     sys.exit(1)
 if out.shape != ref.shape:
     print(f"{WHAT} shape {out.shape}, expected {ref.shape}")
