@@ -3,11 +3,15 @@
 Kind: invalid-accepted
 Ask: an error at compile time for a convolution whose output length along an axis is 0 or less, as torch.aten.convolution itself raises.
 
-What happens: An ONNX Conv with a 1x1x4 input and a 1x1x5 kernel (output length 0) compiles for llvm-cpu and returns an empty 1x1x0 tensor. A ConvTranspose whose pads crop the whole output does the same, in 1-D to 3-D and in quantized models. Negative lengths are refused, but by unrelated verifier errors ("'linalg.fill' op unexpected result less than 0"). PyTorch and ONNX Runtime 1.32 refuse both; onnx.reference returns the empty tensor too.
+What happens: An ONNX Conv with a 1x1x4 input and a 1x1x5 kernel (output length 0) compiles for llvm-cpu and returns an empty 1x1x0 tensor; so does a ConvTranspose whose pads crop the whole output. Negative lengths are refused, but by unrelated verifier errors ("'linalg.fill' op unexpected result less than 0"). PyTorch and ONNX Runtime 1.32 refuse both; onnx.reference returns the empty tensor too.
 
 Expected: the error torch.aten.convolution gives ("Kernel size can't be greater than actual input size"; https://pytorch.org/docs/stable/generated/torch.nn.Conv1d.html).
 
 Mechanism: lib/Conversion/TorchToLinalg/Utils.cpp, getOutputDimForConvOps and getOutputDimForConvTransposeOps (torch-mlir 0029fc2), compute the length unchecked; a zero-size tensor is legal MLIR.
+
+Symptoms:
+- Conv and ConvTranspose, float and QDQ, 1-D to 3-D: a length-0 output compiles to an empty tensor
+- QLinearConv, 2-D: the same (its 1-D and 3-D forms are not lowered)
 """
 import sys
 from importlib.metadata import version
