@@ -296,6 +296,15 @@ def test_others_are_classified_against_the_reported_values() -> None:
                    "the ONNX spec: 1 other."
 
 
+def test_many_different_refusals_are_one_row() -> None:
+    records = [_rec("litert", "accepted_invalid", "2.3.0")] + [
+        _rec(b, "rejected", "1.0", f"ValueError: check {i} failed") for i, b in enumerate(("torch", "paddle", "tvm", "jax"))]
+    _, others = classify(records, {}, "litert", invalid=True)
+    assert table(others[:3]) == ["| implementation | result |", "| --- | --- |", "| PyTorch | refuses: ValueError: check 0 failed |",
+                                 "| Paddle | refuses: ValueError: check 1 failed |", "| TVM | refuses: ValueError: check 2 failed |"]
+    assert table(others)[2:] == ["| PyTorch, Paddle, TVM, JAX | refuses, with 4 different messages (in the details) |"]
+
+
 @pytest.mark.parametrize("tracker", sorted(FORMS))
 def test_environment_in_each_trackers_form(tracker: str) -> None:
     facts = {"os": "Linux-6", "distro": "Debian 12", "machine": "x86_64", "python": "3.11.7", "cpu": "AMD EPYC",

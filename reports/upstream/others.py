@@ -171,6 +171,7 @@ def _split(outcomes: list[Outcome]) -> frozenset[str]:
 
 
 ANOTHER = "another cause"  # the detail's tag for a result another root cause explains (details only)
+MESSAGE_ROWS = 3  # a result given with more distinct messages than this is one row (the messages in the details)
 
 
 def related(outcomes: list[Outcome]) -> list[Outcome]:
@@ -181,7 +182,9 @@ def related(outcomes: list[Outcome]) -> list[Outcome]:
 def table(outcomes: list[Outcome]) -> list[str]:
     """The body's table, one row per result: the products that give it (variants only where a product's
     variants differ), with the message where the result has one (a refusal, a crash), products sharing a message
-    in one row; what cannot be expressed or did not run is left to the details."""
+    in one row (one row in all where more than MESSAGE_ROWS messages differ: these are in the details' records,
+    e.g. the dozen different refusals of an invalid input); what cannot be expressed or did not run is left to
+    the details."""
     shown = [o for o in outcomes if o.verdict in VERDICTS]
     split = _split(shown)
     rows = ["| implementation | result |", "| --- | --- |"]
@@ -190,6 +193,10 @@ def table(outcomes: list[Outcome]) -> list[str]:
         for o in shown:
             if o.verdict == verdict:
                 by_detail.setdefault("" if verdict in ("right", "same-wrong", "accepts") else o.detail, []).append(o)
+        if verdict in ("refuses", "crashes", "error") and len(by_detail) > MESSAGE_ROWS:
+            chosen = [o for group in by_detail.values() for o in group]
+            rows.append(f"| {_names(chosen, split)} | {words}, with {len(by_detail)} different messages (in the details) |")
+            continue
         for detail, chosen in by_detail.items():
             said = f": {detail}".replace("|", "/") if detail else ""
             rows.append(f"| {_names(chosen, split)} | {words}{said} |")
