@@ -111,7 +111,8 @@ class TorchInductorBackend(TorchBackend):
         return {**super().fingerprint(device), "freezing": "True"}
 
     def host_facts(self, device: str) -> dict[str, HostFact]:
-        return {**super().host_facts(device), "inductor_vec_isa": vec_isa()}
+        return {**super().host_facts(device), "inductor_vec_isa": vec_isa(),
+                "inductor_cache": "off" if cache_base() is None else "per-isa"}
 
     def translation(self, case: Case, inputs: Inputs, cls: str, args: dict[str, Any], body: list[str]) -> list[str]:
         """The module, its forward and the compile call as a user writes them."""

@@ -53,6 +53,9 @@ FACTS: dict[str, str] = {
                              "called no oneDNN conv, e.g. fbgemm, or x86 on a CPU without AVX512-VNNI)",
     "inductor_vec_isa": "the vector ISA torch.compile's C++ code is generated and built for (torch._inductor.cpu_vec_isa."
                         "pick_vec_isa(): amx, avx512, avx2, ...; none: scalar code). Follows ATEN_CPU_CAPABILITY and the CPU",
+    "inductor_cache": "how the worker keeps inductor's FX graph cache: per-isa (a directory per ATen capability, vector "
+                      "ISA and oneDNN cap, backends/torch/inductor.py cache_dir) or off (CONVDIFF_CACHE off); never "
+                      "shared, torch's default of one directory read under every ISA, whose key leaves the ISA out",
     "paddle_onednn": "Paddle built with oneDNN (MKLDNN) and FLAGS_use_mkldnn as read by Paddle",
     "paddle_inference_onednn": "whether a default CPU paddle.inference Config runs oneDNN (Config.mkldnn_enabled())",
     "xnnpack_f16_accumulation": "what ExecuTorch's XNNPACK delegate accumulates a float16 conv in (a live probe, "
