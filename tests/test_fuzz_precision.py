@@ -55,6 +55,19 @@ def test_unlisted_outcome_is_grouped_under_its_entry_not_a_signature() -> None:
         "first_case": "c", "backend": "b", "output": "out"}
 
 
+def test_unlisted_outcome_proposal_written_where_no_finding_was(tmp_path: Path) -> None:
+    """A campaign whose only news is an unlisted outcome still writes its proposal (found/ did not exist yet)."""
+    import argparse
+
+    from harness.commands.fuzz.campaign import write_unlisted
+
+    f = Findings()
+    f.add(rec(known_issue="some-entry", known_status=["mismatch"], status="rejected", message="refused"), 1.0)
+    write_unlisted(argparse.Namespace(write=None, out=str(tmp_path / "fuzz")), f)
+    (stub,) = (tmp_path / "fuzz" / "found").iterdir()
+    assert "# proposal: in some-entry, status: [mismatch, rejected]" in stub.read_text(encoding="utf-8")
+
+
 def test_timeouts_are_one_signature_per_target() -> None:
     a = rec(status="timeout", op="conv2d", params={"padding": "same"})
     b = rec(status="timeout", op="conv_transpose3d", params={"padding": 2}, output="grad_input")

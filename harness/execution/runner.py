@@ -129,14 +129,16 @@ class Lane:
 
     def run(self, cases: Iterable[Case] | Prefetch, timeout: float, judge: Judge,
             sink: Callable[[Record], None], select: Select | None = None,
-            plan: Sequence[Case] | None = None) -> None:
+            plan: Sequence[Case] | None = None, depth: int = PIPELINE_DEPTH) -> None:
         """Cases from a list, or drawn on demand (`convdiff fuzz`), or already being prepared.
         `plan`: the cases, when known ahead; workers whose backend builds in batches
         (Backend.batch_size) get their share first (Worker.prepare).
 
         Pipelined: each worker already holds the next case while this one is judged, and
         inputs and oracles are made ahead on a thread (harness/execution/prefetch.py), so the
-        controller's float64 work overlaps the workers' instead of sitting between them."""
+        controller's float64 work overlaps the workers' instead of sitting between them. `depth`: how many
+        cases may be in flight (a source drawn on a clock, as the fuzz's, keeps it small: what is in flight when
+        its time is up still runs on every worker, the slowest included)."""
         shares = {w.target: [c for c in plan or () if select is None or select(w.backend, c)] for w in self.workers}
         for w in self.workers:
             w.send_plan(shares[w.target])  # all asked first, so they answer side by side; [] forgets a last plan
@@ -158,7 +160,7 @@ class Lane:
             size = input_bytes(prepared[1])
             queued += size if pending else 0
             pending.append((prepared, chosen, size, rel))
-            while len(pending) > PIPELINE_DEPTH or (len(pending) > 1 and queued > PIPELINE_BYTES):
+            while len(pending) > depth or (len(pending) > 1 and queued > PIPELINE_BYTES):
                 done, workers, _, done_rel = pending.popleft()
                 queued -= pending[0][2]  # the next one becomes the one judged
                 self.finish(done, workers, timeout, judge, sink, done_rel)

@@ -37,7 +37,7 @@ from harness.commands.fuzz.write import (
 from harness.commands.run_outputs import write_run_outputs
 from harness.execution.records import JsonlSink, Record
 from harness.execution.relation_exec import RelationPlan, run_deferred
-from harness.execution.runner import Lane, RunInfo
+from harness.execution.runner import Lane, RunInfo, prefetch
 from harness.judge.common import Common, common_of, passes_by_target
 from harness.judge.known_issues import KnownIssues, layered
 from harness.judge.summary import format_table
@@ -47,6 +47,7 @@ from harness.numerics.relations import RelationError, parse_relations
 
 GRADIENT_SHARE = 0.15  # configs with `gradients: true`, where the workers can run the backward pass
 MINIMIZE_SHARE = 0.25  # of a --time budget: the part kept for minimizing new findings
+AHEAD = 3  # cases drawn ahead of the slowest target, and in flight on the workers
 TICK_S = 30.0
 
 
@@ -185,7 +186,10 @@ def run_fuzz(args: argparse.Namespace, argv: list[str]) -> int:
         for target, reason in info.skipped.items():
             print(f"skipped {target}: {reason}", file=sys.stderr)
         try:
-            lane.run(source, args.timeout, Verdicts(known), collect)
+            # a few cases ahead only: the clock stops the draws, and every case drawn runs on every target, so
+            # cases drawn far ahead of the slowest target (a compiler, a loaded machine) overran --time by minutes;
+            # steering also reads results sooner
+            lane.run(prefetch(source, max_ahead=AHEAD), args.timeout, Verdicts(known), collect, depth=AHEAD)
             if relations is not None:  # the process relations, once the lane is done (relation_exec.run_deferred)
                 run_deferred(lane.deferred, relations.deferred, args.timeout, Verdicts(known), collect)
         finally:

@@ -155,6 +155,7 @@ def append_stub(path: Path, entry: str) -> None:
     text = path.read_text(encoding="utf-8") if path.exists() else (
         "# Known-issue stubs from `convdiff fuzz`: review, widen the selector, write the reason and the\n"
         "# upstream link, then move the entry into cases/known_issues.yaml.\nissues:\n")
+    path.parent.mkdir(parents=True, exist_ok=True)  # a campaign with unlisted outcomes but no new finding
     path.write_text(text + entry, encoding="utf-8")
 
 
