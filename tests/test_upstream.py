@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from harness.commands.cli import main
-from harness.commands.upstream.build import build
+from harness.commands.upstream.build import build, package_of
 from harness.commands.upstream.check import check
 from harness.commands.upstream.latest import record_latest
 from harness.commands.upstream.subjects import resolve, roots, tally, with_reports
@@ -294,6 +294,14 @@ def test_others_are_classified_against_the_reported_values() -> None:
     said = disagreement(reported, others, "the ONNX spec")
     assert said == "The implementations disagree. The same values as the reported one: ONNX Runtime; the values of " \
                    "the ONNX spec: 1 other."
+
+
+def test_newest_release_checked_is_the_snippets_framework_where_the_tracker_has_several() -> None:
+    reports = {r.id: r for r in with_reports(KNOWN)}
+    xla, tf = reports["xla-gpu-float64-conv-scalar-multiply-float32"], reports["tf-cpu-half-accumulation"]
+    assert xla.snippet is not None and tf.snippet is not None
+    assert package_of(xla, xla.snippet.read_text(encoding="utf-8")) == "jax"  # openxla/xla, reached through JAX here
+    assert package_of(tf, "import jax\n") == "tensorflow-cpu"  # a single-framework tracker: its own distribution
 
 
 def test_many_different_refusals_are_one_row() -> None:

@@ -23,6 +23,7 @@ from reports.upstream.model import Others, Report, ScriptRun
 
 PROSE = ("What happens", "Expected", "Mechanism")
 LATEST_PACKAGE = {"pytorch/executorch": "executorch", "pytorch/ao": "torchao"}  # else the tracker's first distribution
+FROM_SNIPPET = {"openxla/xla"}  # reached through TensorFlow or JAX: the framework the snippet imports
 _URL = re.compile(r"https?://[^\s)\]]+[^\s.,;:)\]]")
 
 
@@ -43,7 +44,7 @@ def package_of(root: Root, source: str = "") -> str:
     tracker = tracker_of(root)
     if tracker in LATEST_PACKAGE:
         return LATEST_PACKAGE[tracker]
-    if tracker in TRACKERS:
+    if tracker in TRACKERS and tracker not in FROM_SNIPPET:
         return TRACKERS[tracker][1][0]
     return next((d for d in distributions(source) if d != "numpy"), "")
 
