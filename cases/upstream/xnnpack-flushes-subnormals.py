@@ -3,7 +3,7 @@
 Kind: by-design-undocumented
 Ask: Documentation: state in XNNPACK's README (and LiteRT's and ExecuTorch's delegate docs) that operators run with subnormals flushed to zero, or offer a flag to keep them.
 
-What happens: A float32 TFLite CONV_2D (3x3 kernel, 4 input channels) of x = 2^-128 with w = 16 gives 0.0 under LiteRT's default XNNPACK delegate; the reference kernels give the exact 36 * 2^-124 = 1.69e-36. With x = w = 2^-65 (normal inputs, subnormal result 2.64e-38) XNNPACK also gives 0.0. ExecuTorch's XnnpackPartitioner gives the same zeros for a Conv2d, while its portable kernels keep both values.
+What happens: A float32 TFLite CONV_2D (3x3 kernel, 4 input channels) of x = 2^-128 with w = 16 gives 0.0 under LiteRT's default XNNPACK delegate; the reference kernels give the exact 36 * 2^-124 = 1.69e-36. With x = w = 2^-65 (normal inputs whose products 2^-130 are subnormal; exact sum 2.64e-38) XNNPACK also gives 0.0. ExecuTorch's XnnpackPartitioner gives the same zeros for a Conv2d, while its portable kernels keep both values.
 
 Expected: IEEE 754 arithmetic as the reference kernels do it, or a documented statement that XNNPACK runs in flush-to-zero / denormals-are-zero mode; neither XNNPACK's README nor LiteRT's or ExecuTorch's delegate pages mention subnormals.
 
