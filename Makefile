@@ -43,8 +43,11 @@ run: $(STAMP)
 
 ## test: the harness's own tests plus the smoke tier on every installed backend
 ## (--dist loadgroup: each backend's items on one xdist process, so its framework is imported once)
+## (PYTHONDONTWRITEBYTECODE= : the first process to import a module of the tree caches its bytecode, pytest's
+## assert-rewritten test modules included, and every later one reads it: each process that collects the tests
+## otherwise rewrote ~300 modules, 2 CPU-s, and each worker, template and script compiled convdiff's own)
 test: $(STAMP) $(BROWSER)
-	$(PY) -m pytest tests cases --convdiff-tier smoke -n $(JOBS) --dist loadgroup --no-loadscope-reorder -q
+	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest tests cases --convdiff-tier smoke -n $(JOBS) --dist loadgroup --no-loadscope-reorder -q
 
 ## host-matrix: the corpus under each emulated host (TF oneDNN off/on, oneDNN capped at AVX2, ATen default,
 ## an AVX2-only machine); fails if any row has an unexpected result. TIER=full for the whole corpus.
@@ -70,7 +73,9 @@ models: $(STAMP)
 BENCH_E2E ?= torch,tensorflow,tensorflow-keras,paddle,jax,onnxruntime,openvino,tvm
 bench: $(STAMP)
 	$(PY) bench/bench.py
-	$(PY) bench/e2e.py --backends $(BENCH_E2E)
+	@# a small run's fixed cost: its steps, then side by side with the bare loop (620 cases) and the quick start
+	$(PY) bench/startup.py
+	$(PY) bench/e2e.py --corpus --backends $(BENCH_E2E)
 	$(PY) bench/deployed_cost.py
 	$(PY) bench/where_time_goes.py
 	$(PY) bench/crash_restart.py
