@@ -15,9 +15,9 @@ Cost: each snippet imports its framework in a fresh interpreter (2 to 15 s each 
 2026-11-29; ExecuTorch's export and lowering the most), so `make test` runs one snippet per framework family
 (SAMPLE: the first by root id, ExecuTorch's left out), and the nightly runs every one (CONVDIFF_FULL_TESTS=1).
 
-Reports not yet converted (a snippet whose docstring still has the older `Project:` / `Upstream:` shape) are
-expected failures with the reason while the family engineers convert them. CONVDIFF_STRICT_REPORTS=1 makes
-them fail: the switch for CI once every report is converted (set it in .ci/run, or flip STRICT_DEFAULT).
+Every report is in this format, and a report that is not (a snippet whose docstring has the older `Project:` /
+`Upstream:` shape, or a `.md` not generated from its snippet) fails. CONVDIFF_STRICT_REPORTS=0 turns such
+failures into expected ones with the reason, for a database in the middle of a conversion.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 UPSTREAM = ROOT / "cases" / "upstream"
 KNOWN = load_known_issues(ROOT / "cases" / "known_issues.yaml")
 REPORTS = {r.id: r for r in with_reports(KNOWN) if r.snippet is not None and r.folder == UPSTREAM}
-STRICT_DEFAULT = False
+STRICT_DEFAULT = True
 STRICT = os.environ.get("CONVDIFF_STRICT_REPORTS", "1" if STRICT_DEFAULT else "") not in ("", "0")
 FULL = os.environ.get(FULL_TESTS_ENV, "") not in ("", "0")
 BODY_WORDS = 300
