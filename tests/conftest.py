@@ -1,1 +1,35 @@
+"""The harness's own tests: pytester, and the `nightly` marker.
+
+`@pytest.mark.nightly("why")` marks a test (or a module, by `pytestmark`) that `make test` leaves to the
+nightly for its cost: it is skipped, with its reason, unless CONVDIFF_FULL_TESTS=1, which the nightly sets
+(`pytest tests -m nightly`: .github/workflows/nightly.yml, job `tests`). The why names what it costs and
+what in make test still covers the same capability; the measured figures are in the test file.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from harness.commands.smoke_select import FULL_TESTS_ENV
+
 pytest_plugins = ["pytester"]
+
+
+def nightly() -> bool:
+    return os.environ.get(FULL_TESTS_ENV, "") not in ("", "0")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "nightly(why): make test skips it for its cost; CONVDIFF_FULL_TESTS=1 runs it")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if nightly():
+        return
+    for item in items:
+        mark = item.get_closest_marker("nightly")
+        if mark is not None:
+            why = mark.args[0] if mark.args else "see the test file"
+            item.add_marker(pytest.mark.skip(reason=f"nightly only ({FULL_TESTS_ENV}=1): {why}"))

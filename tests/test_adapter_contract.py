@@ -8,13 +8,11 @@ budget; the invalid cases alone take about a second."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
 from backends.registry import installed_backends
-from harness.commands.smoke_select import FULL_TESTS_ENV
 from harness.model.loader import load_cases
 
 from .helpers import run_on
@@ -38,7 +36,7 @@ def test_the_guides_example_adapter_runs_every_invalid_case_without_an_error() -
     assert records and not [(r.case_id, r.message) for r in records if r.status == "error"]
 
 
-@pytest.mark.skipif(os.environ.get(FULL_TESTS_ENV) != "1", reason=f"nightly: {FULL_TESTS_ENV}=1 (the module docstring)")
+@pytest.mark.nightly("1,356 results through ONNX's reference evaluator: see the module docstring")
 def test_the_guides_example_adapter_runs_the_whole_corpus_without_an_error() -> None:
     if "onnx-reference" not in installed_backends():
         pytest.skip("examples/convdiff-onnx-reference (onnx-reference) is not installed with its onnx")

@@ -13,7 +13,6 @@ nothing and gives the same records; a run without the cache (a program per case)
 from __future__ import annotations
 
 import importlib.util
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,8 +32,7 @@ from tests.helpers import make_case, run_named_scripts, run_on
 # 53 s on a 2-core Xeon (2026-11-28), which would take make test past its 8-minute budget; make test keeps
 # ExecuTorch's smoke case items (every cases/*.yaml smoke case on both backends).
 pytestmark = [pytest.mark.xdist_group("test_executorch"),
-              pytest.mark.skipif(os.environ.get("CONVDIFF_FULL_TESTS", "") in ("", "0"),
-                                 reason="nightly only (CONVDIFF_FULL_TESTS=1): see the comment above")]
+              pytest.mark.nightly("lowers 13 cases on both paths cold, warm and uncached: see the comment above")]
 
 AVAILABLE = all(importlib.util.find_spec(m) is not None for m in ("torch", "executorch"))
 NEEDS_EXECUTORCH = pytest.mark.skipif(not AVAILABLE, reason="executorch is not installed (pip install 'convdiff[executorch]')")

@@ -10,7 +10,6 @@ make test item may cost.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -38,7 +37,6 @@ def test_the_committed_file_holds_every_sample_as_opinfo_passes_it() -> None:
     assert by_id["conv3d_error_09"].same_convention == "torch" and max(by_id["conv3d_error_09"].stride) == 2
 
 
-@pytest.mark.skipif(os.environ.get("CONVDIFF_FULL_TESTS", "") in ("", "0"),
-                    reason="nightly only (CONVDIFF_FULL_TESTS=1): see the module docstring")
+@pytest.mark.nightly("imports torch's OpInfo database: see the module docstring")
 def test_regenerating_it_from_the_installed_torch_gives_the_same_file() -> None:
     assert main(["--check", "-o", str(FILE)]) == 0

@@ -10,8 +10,6 @@ issues state it with `host:` selectors, measured, so this test asserts only that
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from backends.registry import installed_backends
@@ -24,8 +22,7 @@ from harness.model.loader import load_cases
 from harness.numerics.relations import RELATIONS
 
 pytestmark = [pytest.mark.xdist_group("test_relations_full"),
-              pytest.mark.skipif(os.environ.get("CONVDIFF_FULL_TESTS", "") in ("", "0"),
-                                 reason="nightly only (CONVDIFF_FULL_TESTS=1): see the module docstring")]
+              pytest.mark.nightly("every relation on every case of a file: see the module docstring")]
 
 
 @pytest.fixture(scope="module")
