@@ -22,6 +22,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+# one xdist process runs the module, so the site is built once: ungrouped, both processes of make test drew
+# its tests and each built it (17 CPU-s each, 2026-11-29, 2-core AMD EPYC Zen 4)
+pytestmark = pytest.mark.xdist_group("test_docs")
+
 ROOT = Path(__file__).resolve().parents[1]
 FRAMEWORKS = ("torch", "tensorflow", "keras", "paddle", "jax", "jaxlib", "tvm", "onnx", "onnxruntime", "openvino",
               "tflite", "ai_edge_litert", "tf2onnx", "paddle2onnx", "torchao", "torchvision")
