@@ -8,7 +8,7 @@ import pytest
 
 from harness.commands.smoke_select import FULL_TESTS_ENV, split, wanted
 from harness.model.build import make_case
-from harness.model.cover import cover, features, uncovered
+from harness.model.cover import cover, features, shape_features, uncovered
 from harness.model.loader import load_cases
 from tests.helpers import run_pytest
 
@@ -46,6 +46,30 @@ def test_the_smoke_tier_cover_shows_every_feature_in_fewer_cases():
     assert not uncovered(smoke, chosen)
     assert len(chosen) < len(smoke) * 0.6, (len(chosen), len(smoke))
     assert cover(smoke) == chosen  # deterministic
+
+
+def test_shape_features_are_what_reaches_a_translation():
+    """Hand-derived: the file and the tags are gone; the forms of the call are there."""
+    case = make_case(id="t", **{**BASE, "tags": ["seed"], "padding": "same", "same_convention": "torch"})
+    shape = shape_features(case)
+    assert not any(f.startswith(("file=", "tag=")) for f in shape)
+    assert {"op=conv2d", "padding=same", "same_convention=torch", "unbatched=False", "mixed_dtypes=False",
+            "weight_shape_given=False"} <= shape
+    assert "unbatched=True" in shape_features(make_case(id="u", **{**BASE, "unbatched": True}))
+    assert "mixed_dtypes=True" in shape_features(make_case(id="m", **{**BASE, "weight_dtype": "float64",
+                                                                      "expect": "invalid"}))
+    # the same shape in another file, with another tag, adds nothing to the shape cover
+    other = make_case(id="o", **{**BASE, "file": "g.yaml", "tags": ["other"]})
+    plain = make_case(id="plain", **BASE)
+    assert [c.id for c in cover([plain, other], by=shape_features)] == ["plain"]
+    assert [c.id for c in cover([plain, other])] == ["o", "plain"]  # o's tag, then plain's file
+
+
+def test_the_shape_cover_of_the_smoke_tier_is_smaller_and_shows_every_shape_feature():
+    smoke = [c for c in load_cases(["cases"]) if c.tier == "smoke"]
+    chosen = cover(smoke, by=shape_features)
+    assert not uncovered(smoke, chosen, by=shape_features)
+    assert len(chosen) < len(cover(smoke))
 
 
 def _item(case, backend, known=()):

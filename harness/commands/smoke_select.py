@@ -1,9 +1,10 @@
 """Which smoke items `make test` runs on the backends that build a model per case (issue 26).
 
 Every backend that runs cases as given runs every smoke item. A backend whose cases each pay an
-export, conversion or compile (`Backend.builds_per_case`) runs the smoke cover (harness/model/cover.py:
-every feature value of the smoke tier at least once) and, for each known issue that names smoke cases on
-it (on any host, for any output), the first of them in corpus order: every known divergence keeps a witness
+export, conversion or compile (`Backend.builds_per_case`) runs the shape cover (harness/model/cover.py:
+every value of every feature that reaches a translation, at least once) and, for each known issue that
+names smoke cases on it (on any host, for any output), the first of them in corpus order: every known
+divergence keeps a witness
 there, which fails if the divergence changes and shows as XPASS if it is fixed. Its other smoke items are
 deselected, and run there in the nightly (`convdiff run`: every case on every backend). Under
 `--compiled-smoke all`, or CONVDIFF_FULL_TESTS=1 (the nightly's test jobs), nothing is deselected.
@@ -16,7 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.model.cover import cover
+from harness.model.cover import cover, shape_features
 
 FULL_TESTS_ENV = "CONVDIFF_FULL_TESTS"  # 1 in the nightly: every smoke item, and every chosen reproducer (tests/)
 CHOICES = ("cover", "all")
@@ -36,7 +37,7 @@ def split(items: Sequence[Any], builds_per_case: Callable[[str], bool]) -> tuple
         case = getattr(item, "case", None)
         if case is not None:
             cases.setdefault((Path(case.file).name, case.id), case)
-    chosen = {(Path(c.file).name, c.id) for c in cover(list(cases.values()))}
+    chosen = {(Path(c.file).name, c.id) for c in cover(list(cases.values()), by=shape_features)}
     witnessed: set[tuple[str, str]] = set()  # (backend, known-issue id) with a witness kept
     kept: list[Any] = []
     dropped: list[Any] = []
@@ -52,6 +53,6 @@ def split(items: Sequence[Any], builds_per_case: Callable[[str], bool]) -> tuple
     return kept, dropped
 
 
-NOTE = ("convdiff: on the backends that build a model per case, the smoke cover and a smoke case per known issue "
-        "there run (harness/commands/smoke_select.py); their other smoke items run in the nightly, or with "
-        "--compiled-smoke all")
+NOTE = ("convdiff: on the backends that build a model per case, the smoke tier's shape cover and a smoke case per "
+        "known issue there run (harness/commands/smoke_select.py); their other smoke items run in the nightly, or "
+        "with --compiled-smoke all")

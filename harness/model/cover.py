@@ -3,7 +3,7 @@
 `make test` runs the whole smoke tier on every backend that runs a case as it is given (eager
 calls: milliseconds a case). A backend that exports, converts or compiles a model per case
 (`Backend.builds_per_case`) pays seconds a case cold, and on a 2-core machine its 73 smoke cases
-alone took most of the 8 minutes `make test` has (issue 26). There `make test` runs the cover
+alone took most of the 8 minutes `make test` has (issue 26). There `make test` runs the shape cover (below)
 instead (harness/commands/smoke_select.py adds, per known issue naming smoke cases there, the first), and
 the rest of the smoke tier runs on those paths in the nightly (`convdiff run`, every case on every
 backend) and with `--compiled-smoke all`.
@@ -15,11 +15,18 @@ one, each epilogue op and whether there is one, the quantization scheme, each ta
 gradient and the case file (each file states a concern of its own: a bug class, a framework's
 padding convention, drift). The cover is greedy: the case adding most features not yet shown,
 ties to the earlier case in corpus order, so every machine picks the same cases.
+
+The shape cover (`shape_features`) keeps only what reaches an adapter's translation: the axes above without
+the case file and the tags, plus the forms of the call a tag or a file stood for (unbatched, whose `same`,
+tensors of another dtype than the case's, a weight shape given). Tags and files name concerns about a
+framework's behaviour (a bug class's seed, a padding convention), which cannot change between two runs
+on the same pinned releases, while a change to convdiff can break any translation: `make test` draws the
+compiled paths' share from this cover (harness/commands/smoke_select.py), and the nightly runs the rest.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from harness.model.case import Case
@@ -58,9 +65,21 @@ def features(case: Case) -> frozenset[str]:
     return frozenset(found)
 
 
-def cover(cases: Sequence[Case]) -> list[Case]:
-    """The greedy cover of `cases`' features, in the order chosen; deterministic for a given order."""
-    shown = [features(c) for c in cases]
+def shape_features(case: Case) -> frozenset[str]:
+    """The features that reach a translation (the module doc): `features` without the file and the tags,
+    with the forms of the call."""
+    found = {f for f in features(case) if not f.startswith(("file=", "tag="))}
+    found.add(f"unbatched={case.unbatched}")
+    found.add(f"mixed_dtypes={bool(case.input_dtype or case.weight_dtype or case.bias_dtype)}")
+    found.add(f"weight_shape_given={case.weight_shape_given is not None}")
+    if case.padding == "same":
+        found.add(f"same_convention={case.same_convention}")
+    return frozenset(found)
+
+
+def cover(cases: Sequence[Case], by: Callable[[Case], frozenset[str]] = features) -> list[Case]:
+    """The greedy cover of `cases`' features (`by`), in the order chosen; deterministic for a given order."""
+    shown = [by(c) for c in cases]
     left: set[str] = set().union(*shown) if shown else set()
     chosen: list[Case] = []
     while left:
@@ -70,6 +89,7 @@ def cover(cases: Sequence[Case]) -> list[Case]:
     return chosen
 
 
-def uncovered(cases: Iterable[Case], chosen: Iterable[Case]) -> set[str]:
-    """The features of `cases` that no case of `chosen` shows (empty for a cover)."""
-    return set().union(*map(features, cases)) - set().union(*map(features, chosen))
+def uncovered(cases: Iterable[Case], chosen: Iterable[Case],
+              by: Callable[[Case], frozenset[str]] = features) -> set[str]:
+    """The features (`by`) of `cases` that no case of `chosen` shows (empty for a cover)."""
+    return set().union(*map(by, cases)) - set().union(*map(by, chosen))
