@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from harness.commands.smoke_select import FULL_TESTS_ENV
@@ -45,11 +45,12 @@ def run_pytest(pytester: Any, *args: str, timeout: float = 300.0) -> Any:
 
 
 def run_on(cases: Sequence[Case], backends: Sequence[str], device: str = "cpu", timeout: float = 120.0,
-           known: bool = False) -> list[Record]:
+           known: bool = False, select: Callable[[str, Case], bool] | None = None) -> list[Record]:
     """Run cases through the real isolated workers; frameworks never load in the test process.
 
     known: match results to cases/known_issues.yaml with each worker's live host facts, so a
     verdict that depends on the host is explained by its entry (record.known_issue) or not at all.
+    select(backend, case): run only those pairs (default: every case on every backend).
     """
     from pathlib import Path
 
@@ -57,7 +58,8 @@ def run_on(cases: Sequence[Case], backends: Sequence[str], device: str = "cpu", 
 
     entries = load_known_issues(Path(__file__).resolve().parents[1] / "cases" / "known_issues.yaml") if known else None
     records: list[Record] = []
-    info = run_cases(cases, [(b, device) for b in backends], records.append, Verdicts(entries), timeout=timeout)
+    info = run_cases(cases, [(b, device) for b in backends], records.append, Verdicts(entries), timeout=timeout,
+                     select=select)
     if info.skipped:
         import pytest
 
@@ -66,7 +68,8 @@ def run_on(cases: Sequence[Case], backends: Sequence[str], device: str = "cpu", 
 
 
 def chosen_records(chosen: dict, backends: Sequence[str], timeout: float = 120.0) -> list[Record]:
-    """Run corpus cases named by (file, case id) -> {backend: status}; keep the chosen results."""
+    """Run corpus cases named by (file, case id) -> {backend: status} (or a tuple of backends), each on the
+    backends chosen for it only (a build per pair on the compiled paths)."""
     from pathlib import Path
 
     from harness.model.loader import load_cases
@@ -75,7 +78,8 @@ def chosen_records(chosen: dict, backends: Sequence[str], timeout: float = 120.0
     files = sorted({f for f, _ in chosen})
     cases = [c for c in load_cases([str(root / "cases" / f) for f in files]) if (Path(c.file).name, c.id) in chosen]
     assert len(cases) == len(chosen), "a chosen case is missing from the corpus"
-    recs = run_on(cases, backends, timeout=timeout, known=True)
+    recs = run_on(cases, backends, timeout=timeout, known=True,
+                  select=lambda backend, case: backend in chosen[(Path(case.file).name, case.id)])
     return [r for r in recs if r.backend in chosen[(Path(r.file).name, r.case_id)]]
 
 
