@@ -5,6 +5,12 @@ interpreter) and torch-pt2e (torch.export, torchao's x86 quantizer, inductor).
 Each chosen result's script, run alone, reaches the harness's verdict with the same error in units of
 y, whatever this host gave (int8 verdicts depend on the CPU's VNNI). The grouped TRANSPOSE_CONV cases
 are left out: the interpreter aborts or refuses them at random, in the harness as in a script.
+
+Nightly only (`@pytest.mark.nightly`; CPU shard 2 runs it with every chosen record): 17 s of wall and 21
+CPU-s of a cold make test (2026-11-29, 2-core AMD EPYC Zen 4), a conversion per case and per script on three
+converting paths. make test keeps the quantized reproducers of seven other targets (tests/test_repro_quant.py:
+torch.ao's four engines, ONNX Runtime's two forms and OpenVINO, with the same integer oracle and verdict lines
+in the script) and LiteRT's float reproducers (tests/test_repro_deployed.py).
 """
 
 from __future__ import annotations
@@ -21,7 +27,8 @@ from reports.repro.script import ReproUnavailable, script_for
 from tests.helpers import assert_script_verdict, chosen_records, run_scripts, script_sample
 
 # under `make test` (--dist loadgroup) one xdist process runs this module: its module fixture is paid once
-pytestmark = pytest.mark.xdist_group("test_repro_quant_compiled")
+pytestmark = [pytest.mark.xdist_group("test_repro_quant_compiled"),
+              pytest.mark.nightly("quantized reproducers of three converting paths: see the module docstring")]
 
 Q = "quantized.yaml"
 # (file, case id) -> the backends whose result is reproduced (statuses on this AVX2-only host in comments)
