@@ -129,7 +129,7 @@ class Lane:
 
     def run(self, cases: Iterable[Case] | Prefetch, timeout: float, judge: Judge,
             sink: Callable[[Record], None], select: Select | None = None,
-            plan: Sequence[Case] | None = None, depth: int = PIPELINE_DEPTH) -> None:
+            plan: Sequence[Case] | None = None, depth: int | None = None) -> None:
         """Cases from a list, or drawn on demand (`convdiff fuzz`), or already being prepared.
         `plan`: the cases, when known ahead; workers whose backend builds in batches
         (Backend.batch_size) get their share first (Worker.prepare).
@@ -148,6 +148,7 @@ class Lane:
         # each pending case with its workers, its input bytes and its relation runs (relation_exec.CaseRelations)
         pending: deque[tuple[Prepared, list[Worker], int, Any]] = deque()
         queued = 0  # input bytes of the pending cases after the first (the one judged next)
+        depth = PIPELINE_DEPTH if depth is None else depth
         for prepared in (cases if isinstance(cases, Prefetch) else prefetch(cases)):
             chosen = [w for w in self.workers if select is None or select(w.backend, prepared[0])]
             runs = [w for w in chosen if w.declines(prepared[0]) is None]
