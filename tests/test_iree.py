@@ -241,6 +241,9 @@ def test_quantized_keys_follow_the_parameters_and_the_form() -> None:
     assert qdq.key(case, other) != qdq.key(case, inputs)
 
 
+@pytest.mark.nightly("four scripts that each compile again (6.7 s of a cold make test, 2026-11-29, 2-core AMD EPYC "
+                     "Zen 4); make test runs IREE's template on float cases above, and the quantized verdict "
+                     "lines in tests/test_repro_quant.py")
 def test_quantized_reproducers_reach_the_recorded_verdicts(qruns: dict, tmp_path: Path) -> None:
     from reports.repro.script import script_for
     from tests.helpers import run_scripts

@@ -7,7 +7,6 @@ import os
 
 import pytest
 
-from harness.commands.smoke_select import FULL_TESTS_ENV
 from harness.execution import preloads, warm_pool, zygote
 from harness.execution.pool import Worker
 from harness.execution.zygote import Forked
@@ -20,11 +19,8 @@ CASES = [make_case(id="c2d", op="conv2d", in_channels=4, out_channels=6, input_s
                    stride=2, output_padding=1, groups=2, epilogue=["scale", "relu"]),
          make_case(id="q2d", op="conv2d", in_channels=4, out_channels=2, input_size=5, kernel_size=2, dtype="uint8",
                    quant={"range": "narrow"})]
-# paddle2onnx-ort: a zygote that preloads a second and a third framework (torch, paddle) and a converter.
-# torch-ao-fbgemm (torch's zygote again) and onnxruntime in the nightly only (CONVDIFF_FULL_TESTS=1): the fresh
-# interpreters are the cost (10.4 s of a cold make test for the five, 2026-11-29, 2-core AMD EPYC Zen 4)
-BACKENDS = ["torch", "tensorflow", "paddle2onnx-ort"] + (
-    ["torch-ao-fbgemm", "onnxruntime"] if os.environ.get(FULL_TESTS_ENV, "") not in ("", "0") else [])
+# paddle2onnx-ort: a zygote that preloads a second and a third framework (torch, paddle) and a converter
+BACKENDS = ["torch", "torch-ao-fbgemm", "tensorflow", "onnxruntime", "paddle2onnx-ort"]
 
 
 def _view(records: list) -> dict:
