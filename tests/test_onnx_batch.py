@@ -54,6 +54,8 @@ def _records(monkeypatch: pytest.MonkeyPatch, cache: Path, batch: bool) -> dict[
 
 
 @NEEDS
+@pytest.mark.nightly("every case exported alone and batched (19.4 s of a cold make test, 2026-11-29, 2-core AMD EPYC "
+                     "Zen 4); make test judges torch-onnx-ort's smoke items, exported batched, against the oracle")
 def test_batched_export_gives_the_same_records(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     alone = _records(monkeypatch, tmp_path / "alone", batch=False)
     batched = _records(monkeypatch, tmp_path / "batched", batch=True)

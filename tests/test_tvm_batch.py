@@ -86,6 +86,9 @@ def _records(monkeypatch: pytest.MonkeyPatch, cache: Path, batch: bool) -> dict[
 
 
 @NEEDS_TVM
+@pytest.mark.nightly("two paths built alone, batched and batched again (9.1 s of a cold make test, 2026-11-29, 2-core "
+                     "AMD EPYC Zen 4); make test judges tvm's and tvm-bound's smoke items, built batched with a "
+                     "refused member halved away, against the oracle")
 def test_batched_build_gives_the_same_records(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     alone = _records(monkeypatch, tmp_path / "alone", batch=False)
     batched = _records(monkeypatch, tmp_path / "batched", batch=True)

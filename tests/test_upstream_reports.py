@@ -13,8 +13,8 @@ Per root cause with a snippet (`<root>.py`; cases/upstream/README.md gives the f
 
 Cost: each snippet imports its framework in a fresh interpreter (2 to 15 s each on this 2-core AMD EPYC Zen 4,
 2026-11-29; ExecuTorch's export and lowering the most), so `make test` runs one snippet per framework family
-(`sample`: the first by root id, ExecuTorch's, Keras' and torch.compile's left out: NIGHTLY_IMPORTS), and the
-nightly runs every one (CONVDIFF_FULL_TESTS=1).
+(`sample`: the first by root id, the costliest left out: NIGHTLY_IMPORTS, NIGHTLY_CALLS), and the nightly runs
+every one (CONVDIFF_FULL_TESTS=1).
 
 Every report is in this format, and a report that is not (a snippet whose docstring has the older `Project:` /
 `Upstream:` shape, or a `.md` not generated from its snippet) fails. CONVDIFF_STRICT_REPORTS=0 turns such
@@ -55,7 +55,7 @@ ENTRY_IDS = re.compile(r"(?<![\w/-])(" + "|".join(sorted({re.escape(e.id) for e 
 OLD_MD = re.compile(r"^\*\*Project:\*\*|^## Reproducer$", re.M)  # what only the older generator wrote
 # make test's sample leaves out the costliest snippets (2026-11-29, 2-core AMD EPYC Zen 4, cold, CPU-s): ExecuTorch's
 # export and lowering (10 and more), Keras (12.4: TensorFlow and Keras' layers), torch.compile (12.5: inductor's
-# C++ build), where a plain TensorFlow or torch snippet of the same family costs 3 to 6
+# C++ build), where a plain TensorFlow or torch snippet of the same family costs 2 to 6
 NIGHTLY_IMPORTS = {"executorch", "keras"}
 NIGHTLY_CALLS = ("torch.compile(",)
 FAMILIES = (("torch", r"pytorch/"), ("tensorflow", r"tensorflow/|keras-team/|google-ai-edge/|openxla/|onnx/tensorflow-onnx"),
