@@ -39,7 +39,7 @@ import numpy as np
 
 from backends.registry import TEST_PREFIXES, installed_backends, parse_backends
 from harness.commands.fuzz.gen import Config
-from harness.commands.scope.runs import Runs, key
+from harness.commands.scope.runs import Runs, ScopeUsage, key
 from harness.commands.scope.sample import Pool, fields_of, unique
 from harness.execution.host import cpu_facts, merged
 from harness.execution.records import FAILING, Record
@@ -285,7 +285,6 @@ def scoped(entry_id: str, known_files: Sequence[str] = (), per_entry: int = 16, 
 
 
 def run_checks(args: argparse.Namespace, argv: list[str]) -> int:
-    from harness.commands.scope.command import ScopeUsage
 
     known = layered(args.known_issues, [], [])
     entries = known.entries

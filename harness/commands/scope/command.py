@@ -12,14 +12,13 @@ from typing import Any
 
 from backends.registry import UnknownBackend, get_backend, parse_backends
 from harness.commands.scope.infer import EXPLORE_SHARE, Inference
-from harness.commands.scope.runs import Runs
+from harness.commands.scope.runs import (
+    Runs,
+    ScopeUsage,
+)
 from harness.commands.scope.write import write_scope
 from harness.judge.known_issues import layered
 from harness.model.loader import case_files, load_cases
-
-
-class ScopeUsage(ValueError):
-    """Bad arguments; the CLI turns it into a usage error."""
 
 
 def add_parser(sub: Any) -> None:

@@ -19,6 +19,10 @@ from harness.judge.verdict import Verdicts
 from harness.model.case import Case
 
 
+class ScopeUsage(ValueError):
+    """Bad arguments; the CLI turns it into a usage error."""
+
+
 def key(case: Case) -> str:
     """A case as results name it: `<file name>::<id>` (Record.file and Record.case_id)."""
     return f"{Path(case.file).name}::{case.id}"
