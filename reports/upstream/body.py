@@ -8,8 +8,11 @@ implementations do; the ask with the newest release checked; links. The snippet 
 
 from __future__ import annotations
 
+import re
+
 from reports.upstream.details import details
 from reports.upstream.model import Block, Report, ScriptRun
+from reports.upstream.noise import without_banners
 from reports.upstream.others import VERDICTS, disagreement, related, table
 
 OUTPUT_LIMIT = 4_000  # characters of the snippet's output shown (its head and tail)
@@ -34,8 +37,9 @@ def one_line(text: str) -> str:
 
 
 def run_block(run: ScriptRun) -> str:
-    """The output of a run and how it ended, as one text block."""
-    out = clipped(run.output.rstrip("\n"))
+    """The output of a run and how it ended, as one text block, the frameworks' start-up banners left out
+    (noise.py)."""
+    out = clipped(without_banners(run.output).rstrip("\n"))
     return (out + "\n" if out else "") + f"[{run.ending()}]"
 
 
@@ -48,7 +52,7 @@ def _others(report: Report) -> list[str]:
     if others is None:
         return []
     shown = related(others.outcomes)
-    rows = table(shown)
+    rows = table(shown, others.reported)
     if not rows:
         return []
     elsewhere = len([o for o in others.outcomes if o.verdict in VERDICTS]) - len([o for o in shown if o.verdict in VERDICTS])
@@ -80,6 +84,12 @@ def render(report: Report) -> str:
         lines += ["Related: " + "; ".join(one_line(link) for link in report.links), ""]
     lines += details(report)
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def ran(markdown: str) -> bool:
+    """Whether a report's body shows a run of its snippet (an output block ending in how the run ended)."""
+    ending = r"^\[(exit status -?\d+|killed by [\w ]+|timed out after [\d.]+ s)\]$"
+    return re.search(ending, body_of(markdown), re.M) is not None
 
 
 def body_of(markdown: str) -> str:

@@ -43,8 +43,8 @@ def details(report: Report) -> list[str]:
     parts: list[str] = []
     for name, run in report.checks:
         parts += _check(name, run)
-    if report.scope:
-        parts += ["Scope: " + " ".join(report.scope), ""]
+    if report.scope:  # "It fails exactly when ...": a rule tested on fresh cases, with its counts
+        parts += [" ".join(report.scope), ""]
     parts += _records(report)
     if report.components:
         parts += ["Where it lives in the vendored component: " + "; ".join(report.components) + ".", ""]

@@ -30,6 +30,14 @@ SECTIONS = ("What happens", "Expected", "Mechanism", "Symptoms")
 REQUIRED = SECTIONS[:3]
 LEGACY_SECTIONS = ("What happens", "Expected", "Mechanism", "Host")
 CODE_LINES = 20  # the most lines of code after the docstring
+# the convolution calls of the frameworks' APIs a snippet may make: (transposed, the rank where the name says it)
+_CALLS = (
+    (True, re.compile(r"conv_transpose([123])d|ConvTranspose([123])d|conv([123])d_transpose|Conv([123])DTranspose"
+                      r"|Conv([23])DBackpropInput")),
+    (True, re.compile(r"ConvTranspose\b|\bconv_transpose\(")),  # ONNX's op, jax.lax.conv_transpose: any rank
+    (False, re.compile(r"\b(?:conv|Conv)([123])[dD]\b(?!_transpose)")),
+    (False, re.compile(r"[\"'.]Conv\b|QLinearConv|\bconvolution\(")),  # ONNX's Conv, tf.nn.convolution: any rank
+)
 
 
 @dataclass
@@ -47,8 +55,25 @@ class Snippet:
         return len(self.code.strip("\n").splitlines())
 
     @property
+    def ops(self) -> set[tuple[bool, int | None]]:
+        """The convolutions the code calls: (transposed, rank or None where the call does not name it)."""
+        return code_ops(self.code)
+
+    @property
     def symptoms(self) -> list[str]:
         return [ln.strip().lstrip("-* ").strip() for ln in self.sections.get("Symptoms", "").splitlines() if ln.strip()]
+
+
+def code_ops(code: str) -> set[tuple[bool, int | None]]:
+    """(transposed, rank) of each convolution call in some code (comments left out): `F.conv1d` (False, 1),
+    `nn.ConvTranspose2d` (True, 2), `tf.nn.conv3d_transpose` (True, 3), ONNX's "ConvTranspose" (True, None)."""
+    text = "\n".join(line.split("#", 1)[0] for line in code.splitlines())
+    found: set[tuple[bool, int | None]] = set()
+    for transposed, pattern in _CALLS:
+        for m in pattern.finditer(text):
+            rank = next((int(g) for g in m.groups() if g), None)
+            found.add((transposed, rank))
+    return found
 
 
 def _paragraphs(text: str) -> list[tuple[int, str]]:

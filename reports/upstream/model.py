@@ -111,7 +111,7 @@ class Report:
     latest_short: str = ""  # "still shows in tensorflow-cpu 2.21.0", in the body
     links: list[str] = field(default_factory=list)
     checks: list[tuple[str, ScriptRun]] = field(default_factory=list)  # (check file name, its run)
-    scope: list[str] = field(default_factory=list)  # "fails exactly when ..." sentences, where known
+    scope: list[str] = field(default_factory=list)  # "It fails exactly when ...": a rule tested on fresh cases
     searched: list[str] = field(default_factory=list)  # "owner/repo: what was searched" (the entries' searched)
     components: list[str] = field(default_factory=list)  # "oneDNN: where it lives" (the entries' component.where)
     legacy: bool = False  # built from a snippet of the older shape

@@ -15,13 +15,14 @@ from typing import Any
 import numpy as np
 
 from harness.execution.records import Record
+from harness.model.case import op_is_transpose, op_rank
 from reports.upstream.model import Outcome
 
 # backend -> (product with {v}, variant): grouped per product in the table
 LABELS: dict[str, tuple[str, str]] = {
     "torch": ("PyTorch {v}", "eager"), "torch-inductor": ("PyTorch {v}", "torch.compile"),
-    "torch-ao-x86": ("PyTorch {v}", "quantized, x86 engine"), "torch-ao-fbgemm": ("PyTorch {v}", "quantized, fbgemm"),
-    "torch-ao-onednn": ("PyTorch {v}", "quantized, onednn"), "torch-ao-qnnpack": ("PyTorch {v}", "quantized, qnnpack"),
+    "torch-ao-x86": ("PyTorch {v}", "quantized x86"), "torch-ao-fbgemm": ("PyTorch {v}", "quantized fbgemm"),
+    "torch-ao-onednn": ("PyTorch {v}", "quantized onednn"), "torch-ao-qnnpack": ("PyTorch {v}", "quantized qnnpack"),
     "torch-pt2e": ("PyTorch {v}", "PT2E int8"), "torch-onnx-ort": ("{v}", ""),
     "tensorflow": ("TensorFlow {v}", "tf.nn"), "tensorflow-graph": ("TensorFlow {v}", "tf.function"),
     "tf-xla": ("TensorFlow {v}", "XLA"), "tensorflow-keras": ("Keras {v}", ""),
@@ -30,26 +31,31 @@ LABELS: dict[str, tuple[str, str]] = {
     "paddle": ("Paddle {v}", "eager"), "paddle-output-size": ("Paddle {v}", "output_size"),
     "paddle-inference": ("Paddle Inference {v}", ""),
     "jax": ("JAX {v}", "eager"), "jax-jit": ("JAX {v}", "jit"),
-    "tvm": ("TVM {v}", "Relax"), "tvm-bound": ("TVM {v}", "Relax, bound weights"),
-    "tvm-onnx-import": ("TVM {v}", "ONNX import"), "tvm-onnx-import-output-shape": ("TVM {v}", "ONNX import, output_shape"),
+    "tvm": ("TVM {v}", "Relax"), "tvm-bound": ("TVM {v}", "Relax with bound weights"),
+    "tvm-onnx-import": ("TVM {v}", "ONNX import"), "tvm-onnx-import-output-shape": ("TVM {v}", "ONNX import with output_shape"),
     "tvm-tflite-import": ("TVM {v}", "TFLite import"), "tvm-torch-import": ("TVM {v}", "PyTorch import"),
     "onnxruntime": ("ONNX Runtime {v}", ""), "onnxruntime-qdq": ("ONNX Runtime {v}", "QDQ"),
     "openvino": ("OpenVINO {v}", ""), "onnx-reference": ("onnx.reference {v}", ""),
     "iree": ("IREE {v}", "from ONNX"), "iree-qlinear": ("IREE {v}", "QLinearConv"),
     "executorch": ("ExecuTorch {v}", "XNNPACK"), "executorch-portable": ("ExecuTorch {v}", "portable kernels"),
 }
+# Each variant is free of commas, so that a row's list of variants reads one way. A product's first backend
+# here is its primary path: the one its bare name stands for in the body's table.
+PRIMARY = frozenset(next(b for b, (p, _) in LABELS.items() if p == product) for product, _ in LABELS.values())
 VERDICTS = {  # verdict -> its words in the table, in the table's order
     "right": "right values", "same-wrong": "the same wrong values", "other-wrong": "other wrong values",
     "accepts": "accepts the invalid input", "refuses": "refuses", "crashes": "crashes", "hangs": "hangs",
     "error": "fails",
 }
-_SPECS = {
-    "onnx": "the ONNX {op} operator (https://onnx.ai/onnx/operators/onnx__{op}.html)",
-    "tf_same": "TensorFlow's SAME/VALID rule (https://www.tensorflow.org/api_docs/python/tf/nn#notes_on_padding_2)",
-    "tf": "tf.nn.convolution (https://www.tensorflow.org/api_docs/python/tf/nn/convolution)",
-    "paddle": "paddle.nn.functional.{lower} (https://www.paddlepaddle.org.cn/documentation/docs/en/api/paddle/nn/functional/{lower}_en.html)",
-    "jax": "jax.lax.conv_general_dilated (https://docs.jax.dev/en/latest/_autosummary/jax.lax.conv_general_dilated.html)",
-    "torch": "torch.nn.{torch} (https://docs.pytorch.org/docs/stable/generated/torch.nn.{torch}.html)",
+_SPECS = {  # (forward, transposed): the text each op answers to, by the reported implementation's API
+    "onnx": ("the ONNX {op} operator (https://onnx.ai/onnx/operators/onnx__{op}.html)",) * 2,
+    "tf_same": ("TensorFlow's SAME/VALID rule (https://www.tensorflow.org/api_docs/python/tf/nn#notes_on_padding_2)",) * 2,
+    "tf": ("tf.nn.convolution (https://www.tensorflow.org/api_docs/python/tf/nn/convolution)",
+           "tf.nn.{lower} (https://www.tensorflow.org/api_docs/python/tf/nn/{lower})"),
+    "paddle": ("paddle.nn.functional.{lower} (https://www.paddlepaddle.org.cn/documentation/docs/en/api/paddle/nn/functional/{lower}_en.html)",) * 2,
+    "jax": ("jax.lax.conv_general_dilated (https://docs.jax.dev/en/latest/_autosummary/jax.lax.conv_general_dilated.html)",
+            "jax.lax.conv_transpose (https://docs.jax.dev/en/latest/_autosummary/jax.lax.conv_transpose.html)"),
+    "torch": ("torch.nn.{torch} (https://docs.pytorch.org/docs/stable/generated/torch.nn.{torch}.html)",) * 2,
 }
 
 
@@ -70,8 +76,9 @@ def label(backend: str, version: str) -> tuple[str, str]:
 
 
 def spec_text(backend: str, op: str, padding: Any) -> str:
-    """The spec the reported implementation answers to, for the op: the text a maintainer checks against."""
-    transpose, rank = op.startswith("conv_transpose"), op[-2]
+    """The spec the reported implementation answers to, for the op: the text a maintainer checks against, the
+    transposed op's where the case is transposed, and the rank's page where the API has one per rank."""
+    transpose, rank = op_is_transpose(op), op_rank(op)
     onnx_op = "ConvTranspose" if transpose else "Conv"
     torch_name = f"ConvTranspose{rank}d" if transpose else f"Conv{rank}d"
     lower = f"conv{rank}d_transpose" if transpose else f"conv{rank}d"
@@ -85,7 +92,7 @@ def spec_text(backend: str, op: str, padding: Any) -> str:
         key = "jax"
     else:
         key = "torch"
-    return _SPECS[key].format(op=onnx_op, torch=torch_name, lower=lower)
+    return _SPECS[key][transpose].format(op=onnx_op, torch=torch_name, lower=lower)
 
 
 def _first_line(message: str, words: int = 8) -> str:
@@ -152,22 +159,34 @@ def unversioned(product: str) -> str:
     return re.sub(r"\s+v?\d[\w.+-]*", "", product)
 
 
-def _names(outcomes: list[Outcome], split: frozenset[str] = frozenset()) -> str:
-    """Products, each once and without versions: 'PyTorch, JAX'; a product in `split` (one whose variants
-    differ) with the variants of this row: 'PyTorch (eager, torch.compile)'."""
-    groups: dict[str, list[str]] = {}
+def _names(outcomes: list[Outcome], named: frozenset[str] = frozenset()) -> str:
+    """The implementations of one row, each product once and without versions: 'PyTorch, JAX'. A product is
+    named with this row's variants, 'PyTorch (eager, torch.compile)', where it is in `named` (`naming`), or
+    where the row holds none of its primary path, whose name the bare product would read as ('IREE
+    (QLinearConv)', not 'IREE', for IREE through ONNX QLinearConv)."""
+    groups: dict[str, list[Outcome]] = {}
     for o in outcomes:
-        groups.setdefault(unversioned(o.product), []).append(o.variant)
-    return ", ".join(p + (f" ({', '.join(v for v in vs if v)})" if p in split and any(vs) else "")
-                     for p, vs in groups.items())
+        groups.setdefault(unversioned(o.product), []).append(o)
+    out = []
+    for product, group in groups.items():
+        variants = [o.variant for o in group if o.variant]
+        plain = product not in named and any(o.backend in PRIMARY or not o.variant for o in group)
+        out.append(product if plain or not variants else f"{product} ({', '.join(dict.fromkeys(variants))})")
+    return ", ".join(out)
 
 
-def _split(outcomes: list[Outcome]) -> frozenset[str]:
-    """The products whose variants give different results (named with their variants)."""
-    verdicts_of: dict[str, set[str]] = {}
-    for o in outcomes:
-        verdicts_of.setdefault(unversioned(o.product), set()).add(o.verdict)
-    return frozenset(p for p, v in verdicts_of.items() if len(v) > 1)
+def naming(rows: list[list[Outcome]], reported: Outcome | None = None) -> frozenset[str]:
+    """The products whose rows name their variants: those in more than one row (their variants differ), and
+    the reported implementation's product where it is one variant of several (the others' row would otherwise
+    read as the reported path itself)."""
+    rows_of: dict[str, int] = {}
+    for row in rows:
+        for product in {unversioned(o.product) for o in row}:
+            rows_of[product] = rows_of.get(product, 0) + 1
+    named = {p for p, n in rows_of.items() if n > 1}
+    if reported is not None and reported.variant:
+        named.add(unversioned(reported.product))
+    return frozenset(named)
 
 
 ANOTHER = "another cause"  # the detail's tag for a result another root cause explains (details only)
@@ -179,28 +198,38 @@ def related(outcomes: list[Outcome]) -> list[Outcome]:
     return [o for o in outcomes if not o.detail.endswith(ANOTHER)]
 
 
-def table(outcomes: list[Outcome]) -> list[str]:
-    """The body's table, one row per result: the products that give it (variants only where a product's
-    variants differ), with the message where the result has one (a refusal, a crash), products sharing a message
+def table(outcomes: list[Outcome], reported: Outcome | None = None) -> list[str]:
+    """The body's table, one row per result: the implementations that give it (`_names`: a product's variants
+    where they differ, where the reported implementation is another of them, or where the row lacks its primary
+    path), with the message where the result has one (a refusal, a crash), products sharing a message
     in one row (one row in all where more than MESSAGE_ROWS messages differ: these are in the details' records,
     e.g. the dozen different refusals of an invalid input); what cannot be expressed or did not run is left to
     the details."""
     shown = [o for o in outcomes if o.verdict in VERDICTS]
-    split = _split(shown)
-    rows = ["| implementation | result |", "| --- | --- |"]
+    rows: list[tuple[list[Outcome], str]] = []
     for verdict, words in VERDICTS.items():
         by_detail: dict[str, list[Outcome]] = {}
         for o in shown:
             if o.verdict == verdict:
                 by_detail.setdefault("" if verdict in ("right", "same-wrong", "accepts") else o.detail, []).append(o)
         if verdict in ("refuses", "crashes", "error") and len(by_detail) > MESSAGE_ROWS:
-            chosen = [o for group in by_detail.values() for o in group]
-            rows.append(f"| {_names(chosen, split)} | {words}, with {len(by_detail)} different messages (in the details) |")
+            rows.append(([o for group in by_detail.values() for o in group],
+                         f"{words}, with {len(by_detail)} different messages (in the details)"))
             continue
-        for detail, chosen in by_detail.items():
-            said = f": {detail}".replace("|", "/") if detail else ""
-            rows.append(f"| {_names(chosen, split)} | {words}{said} |")
-    return rows if len(rows) > 2 else []
+        rows += [(chosen, words + (f": {detail}".replace("|", "/") if detail else ""))
+                 for detail, chosen in by_detail.items()]
+    named = naming([chosen for chosen, _ in rows], reported)
+    out = [f"| {_names(chosen, named)} | {said} |" for chosen, said in rows]
+    return ["| implementation | result |", "| --- | --- |", *out] if out else []
+
+
+def _rows(outcomes: list[Outcome]) -> list[list[Outcome]]:
+    """The outcomes the table shows, grouped as its rows are at least (one group per verdict)."""
+    by: dict[str, list[Outcome]] = {}
+    for o in outcomes:
+        if o.verdict in VERDICTS:
+            by.setdefault(o.verdict, []).append(o)
+    return list(by.values())
 
 
 def disagreement(reported: Outcome | None, outcomes: list[Outcome], spec: str) -> str:
@@ -208,7 +237,8 @@ def disagreement(reported: Outcome | None, outcomes: list[Outcome], spec: str) -
     wrong = [o for o in outcomes if o.verdict == "same-wrong"]
     right = [o for o in outcomes if o.verdict == "right"]
     if wrong and right:
-        return (f"The implementations disagree. The same values as the reported one: {_names(wrong, _split(outcomes))}; the values of "
+        named = naming(_rows(outcomes), reported)
+        return (f"The implementations disagree. The same values as the reported one: {_names(wrong, named)}; the values of "
                 f"{spec}: {len(right)} other{'s' if len(right) > 1 else ''}.")
     if reported is not None and reported.verdict in ("same-wrong", "other-wrong") and right and \
             all(o.verdict == "right" for o in outcomes):

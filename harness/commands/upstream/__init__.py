@@ -1,16 +1,18 @@
 """`convdiff upstream`: the upstream report of a root cause, and the checks that keep every report honest.
 
-    convdiff upstream ID [--out DIR] [--no-run] [--others LIST]   the report of the root ID names (entry or root)
-    convdiff upstream --all --out DIR [--no-run]                   one report per root that has a snippet
-    convdiff upstream ID --draft                                   a draft snippet from the witness case
-    convdiff upstream ID|--all --latest [--record]                 the snippet against the newest PyPI release
-    convdiff upstream --check [--json FILE]                        every snippet and check against its contract
+    convdiff upstream ID... [--out DIR] [--no-run] [--others LIST]  the report of the root each ID names;
+                                                                    --no-run never replaces a report holding a run
+    convdiff upstream ID --scope SECONDS [--out DIR]                first infer and test where it shows (scope_rule.py)
+    convdiff upstream --all --out DIR [--no-run]                    one report per root that has a snippet
+    convdiff upstream ID --draft                                    a draft snippet from the witness case
+    convdiff upstream ID|--all --latest [--record]                  the snippet against the newest PyPI release
+    convdiff upstream --check [--json FILE]                         every snippet and check against its contract
 
 The pipeline runs one way, entry -> witness run -> snippet -> body -> details: subjects.py finds the root and
 its files, witness.py runs the witness case on every installed implementation, build.py assembles the report
 (the snippet run here, the environment read live from the tracker's framework), reports/upstream/ renders it.
 check.py holds the scripts to their exit contract (contract.py), latest.py runs them against the newest
-release. Exit status: 0; 1 when a contract fails (--check); 2 for bad input.
+release. Exit status: 0; 1 when a contract fails (--check) or --no-run kept a report that holds a run; 2 for bad input.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from harness.judge.known_issues import KnownIssues, layered
 def add_parser(sub: Any) -> None:
     up = sub.add_parser("upstream", help="write the upstream report of a known issue's root cause, or check "
                         "every report's scripts in cases/upstream/")
-    up.add_argument("id", nargs="?", help="a known issue's id or a root's id (one report per root cause)")
+    up.add_argument("id", nargs="*", help="known issues' or roots' ids (one report per root cause; several: one "
+                    "witness pass for all of them)")
     what = up.add_mutually_exclusive_group()
     what.add_argument("--all", action="store_true", help="one report per root that has a snippet (with --out, or "
                       "with --latest)")
@@ -42,9 +45,14 @@ def add_parser(sub: Any) -> None:
     up.add_argument("--out", help="write DIR/<root>.md (default: the report goes to stdout)")
     up.add_argument("--known-issues", action="append", default=[], metavar="FILE",
                     help="a known-issues file of your own (repeatable), looked up before convdiff's own")
-    up.add_argument("--no-run", action="store_true", help="render only: run no snippet, case or worker")
+    up.add_argument("--no-run", action="store_true", help="render only: run no snippet, case or worker (the output "
+                    "block says 'not run'); with --out it never replaces a <root>.md that holds a run's output: that "
+                    "report is kept and named, and the exit status is 1")
     up.add_argument("--others", metavar="LIST", help="the implementations the witness case runs on (default: every "
                     "installed one)")
+    up.add_argument("--scope", type=float, metavar="SECONDS", help="first infer where the defect shows and test that "
+                    "rule on fresh cases for SECONDS (convdiff scope's inference, on the primary entry's target); kept "
+                    "in DIR/scope/<root>.json beside the snippet, and said in the report only where confirmed")
     up.add_argument("--fresh", action="store_true", help="run the witness case again even where its results are "
                     "cached (.convdiff-cache/upstream-witness/: keyed by the case, the settings and every version)")
     up.add_argument("--timeout", type=float, default=300.0, help="seconds a script may run (default 300)")
@@ -72,12 +80,15 @@ def _usage(args: argparse.Namespace) -> None:
         raise UpstreamUsage(f"give an ID or {'--all' if args.all else '--check'}, not both")
     if not (args.all or args.check or args.id):
         raise UpstreamUsage("give a known issue's ID, --all or --check")
-    if args.draft and not args.id:
-        raise UpstreamUsage("--draft needs an ID")
+    if args.draft and len(args.id) != 1:
+        raise UpstreamUsage("--draft needs one ID")
     if args.all and not (args.out or args.latest):
         raise UpstreamUsage("--all writes one file per report: give --out DIR")
     if args.timeout <= 0:
         raise UpstreamUsage("--timeout must be a positive number of seconds")
+    if args.scope is not None and (args.scope <= 0 or args.no_run or args.check or args.draft or args.latest):
+        raise UpstreamUsage("--scope takes a positive number of seconds, and goes with a report that runs (not "
+                            "--no-run, --check, --draft or --latest)")
 
 
 def _dispatch(args: argparse.Namespace) -> int:
@@ -87,7 +98,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         from harness.commands.upstream.check import check
 
         return check(with_reports(known), args.timeout, args.json)
-    subjects = with_reports(known) if args.all else [resolve(args.id, known)]
+    named = {r.id: r for r in (resolve(i, known) for i in args.id)}  # ids of one root: one report
+    subjects = with_reports(known) if args.all else list(named.values())
     if args.draft:
         return _draft(subjects[0])
     if args.latest:
@@ -97,22 +109,48 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 def _reports(subjects: list[Root], known: KnownIssues, args: argparse.Namespace) -> int:
     from harness.commands.upstream.build import build
-    from reports.upstream.body import render
+    from reports.upstream.body import ran, render
 
+    if args.scope is not None:
+        _scopes(subjects, known, args.scope, args.timeout)
     others, witnesses = ({}, {}) if args.no_run else _witness_runs(subjects, args.others, known, args.fresh)
+    kept = 0
     for root in subjects:
+        out = Path(args.out) / f"{root.id}.md" if args.out is not None else None
+        if args.no_run and out is not None and out.is_file() and ran(out.read_text(encoding="utf-8")):
+            print(f"kept {out}: it holds its snippet's output from a run, which --no-run would drop (without --out "
+                  "the render goes to stdout)", file=sys.stderr)
+            kept += 1
+            continue
         report = build(root, not args.no_run, args.timeout, others.get(root.id), witnesses.get(root.id))
         text = render(report)
-        if args.out is None:
+        if out is None:
             print(text, end="")
             continue
-        out = Path(args.out) / f"{root.id}.md"
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text, encoding="utf-8")
         print(f"wrote {out}: {report.run.verdict()}")
     if args.all:
         print(tally(known))
-    return 0
+    return 1 if kept else 0
+
+
+def _scopes(subjects: list[Root], known: KnownIssues, seconds: float, timeout: float) -> None:
+    """Infer and test each root's scope on fresh cases, and keep it beside its snippet (scope_rule.py)."""
+    from harness.commands.upstream.scope_rule import infer, store
+
+    for root in subjects:
+        if root.primary is None:
+            continue
+        tested = infer(root.primary, known, seconds, timeout=min(timeout, 60.0),
+                       log=lambda m, r=root.id: print(f"{r}: {m}", file=sys.stderr, flush=True))
+        if tested is None:
+            print(f"{root.id}: no result fell to {root.primary.id} on this host: no scope kept", file=sys.stderr)
+            continue
+        path = store(root, tested)
+        print(f"{root.id}: {'confirmed' if tested.confirmed else 'NOT confirmed (not said in the report)'}: "
+              f"{tested.words} [fresh: {tested.fails_inside} fail / {tested.passes_inside} pass inside, "
+              f"{tested.fails_outside} fail / {tested.passes_outside} pass outside]; kept in {path}", file=sys.stderr)
 
 
 def _witness_runs(subjects: list[Root], chosen: str | None, known: KnownIssues, fresh: bool) -> tuple[dict, dict]:
@@ -120,16 +158,17 @@ def _witness_runs(subjects: list[Root], chosen: str | None, known: KnownIssues, 
     from backends.registry import parse_backends
     from harness.commands.upstream.scripts import settings_of
     from harness.commands.upstream.witness import implementations, run_witnesses, witness
+    from reports.upstream.docstring import parse_snippet
 
     backends = implementations(parse_backends(chosen) if chosen else None)
     groups: dict[tuple, dict] = {}
     for root in subjects:
         if root.primary is None:
             continue
-        w = witness(root.primary, known)
+        source = root.snippet.read_text(encoding="utf-8") if root.snippet is not None else ""
+        w = witness(root.primary, known, parse_snippet(source).ops if source else set())
         if w is None:
             continue
-        source = root.snippet.read_text(encoding="utf-8") if root.snippet is not None else ""
         settings = settings_of(source)
         groups.setdefault(tuple(sorted(settings.items())), {})[root.id] = w
     out: dict = {}

@@ -4,7 +4,8 @@ The entry (the root's primary one, and its fellow symptoms) gives the kind, the 
 links, what was searched and the newest release checked; the witness run (witness.py, done for several roots
 at once by the caller) gives what the other implementations do; the snippet `<root>.py` gives the title, the
 prose, the code and, run here, its output; its settings select the environment read live from the tracker's
-framework (environment.py); the full checks run for the details.
+framework (environment.py); the full checks run for the details, with the scope tested on fresh cases where one
+is stored (scope_rule.py).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import re
 
 from harness.commands.upstream.environment import TRACKERS, facts_for
+from harness.commands.upstream.scope_rule import stored
 from harness.commands.upstream.scripts import distributions, run_check, run_snippet, settings_of
 from harness.commands.upstream.subjects import Root
 from harness.commands.upstream.tracker_blocks import tracker_blocks
@@ -88,6 +90,7 @@ def build(root: Root, run: bool, timeout: float, others: Others | None = None, w
     latest = entry.latest.sentence(package) if entry is not None and entry.latest is not None else ""
     latest_short = entry.latest.short(package) if entry is not None and entry.latest is not None else ""
     facts = facts_for(tracker, settings, tuple(distributions(source)), run)
+    tested = stored(root)  # the scope inferred and tested on fresh cases (scope_rule.py); nothing where none is
     checks = [(f"{p.parent.name}/{p.name}" if p.parent.name == "checks" else p.name,
                run_check(p, timeout) if run else ScriptRun(note="--no-run")) for p in root.checks()]
     return Report(
@@ -97,6 +100,7 @@ def build(root: Root, run: bool, timeout: float, others: Others | None = None, w
         extra=tracker_blocks(tracker, witness, timeout) if run else [],
         others=others, ask=(snip.ask if snip is not None and snip.ask else "") or (entry.asks if entry else ""),
         latest=latest, latest_short=latest_short, links=links(root.entries), checks=checks,
+        scope=[tested.sentence()] if tested is not None and tested.sentence() else [],
         legacy=bool(snip is not None and snip.legacy), entries=[e.id for e in root.entries],
         searched=list(dict.fromkeys(s for e in root.entries for s in e.searched)),
         components=list(dict.fromkeys(f"{e.component.name}: {e.component.where}" for e in root.entries

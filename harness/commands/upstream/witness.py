@@ -28,7 +28,7 @@ from harness.commands.upstream.scripts import environ
 from harness.execution.records import Record
 from harness.judge.known_issues import KnownIssue, KnownIssues, project_known_issues
 from harness.judge.verdict import Verdicts
-from harness.model.case import OUTPUTS, Case
+from harness.model.case import OUTPUTS, Case, op_is_transpose, op_rank
 from harness.model.loader import load_cases
 from reports.repro.issue import case_summary
 from reports.upstream.model import Others
@@ -59,11 +59,25 @@ def size(case: Case) -> tuple[int, int, str]:
 CANDIDATES = 40  # the smallest matching cases weighed for the cleanest witness
 
 
-def witness(entry: KnownIssue, known: KnownIssues | None = None) -> Witness | None:
+def like(case: Case, ops: set[tuple[bool, int | None]]) -> tuple[bool, bool]:
+    """(the family differs, the rank differs) between a case's op and the convolutions a snippet calls (`ops`:
+    reports/upstream/docstring.py code_ops); neither where the snippet calls none."""
+    if not ops:
+        return False, False
+    family = [rank for transposed, rank in ops if transposed == op_is_transpose(case.op)]
+    if not family:
+        return True, True
+    return False, None not in family and op_rank(case.op) not in family
+
+
+def witness(entry: KnownIssue, known: KnownIssues | None = None,
+            ops: set[tuple[bool, int | None]] | frozenset = frozenset()) -> Witness | None:
     """The witness of an entry: among the smallest cases of convdiff's corpus it matches on its first backend
     (installed ones first), on any host (a gradient where it selects only gradients), the one the fewest other
     root causes' entries also match on any backend, so that the others' table shows this defect and not
-    another (a float16 case would drag in every half-precision finding); then float32 first, then the smaller."""
+    another (a float16 case would drag in every half-precision finding); then float32 first, then the smaller.
+    `ops`: the convolutions the snippet calls; a case of the same family (forward or transposed) comes first,
+    then one of the same rank, so that the table and the spec it cites are of the convolution the body shows."""
     project = project_known_issues()
     backends = entry_backends(entry)
     if project is None or not backends:
@@ -75,7 +89,7 @@ def witness(entry: KnownIssue, known: KnownIssues | None = None) -> Witness | No
         output = next((o for o in OUTPUTS if (o == "out" or o in grads)
                        and entry.matches(case, backends[0], device, None, o, params)), None)
         if output is not None:
-            found.append((size(case), Witness(case, backends[0], device, output), params))
+            found.append(((*like(case, set(ops)), *size(case)), Witness(case, backends[0], device, output), params))
     found = sorted(found, key=lambda f: f[0])[:CANDIDATES]
     if not found:
         return None
@@ -84,7 +98,8 @@ def witness(entry: KnownIssue, known: KnownIssues | None = None) -> Witness | No
     def tangled(w: Witness, params: dict[str, Any]) -> int:
         return sum(1 for e in others if e.matches(w.case, e.backend[0], device, None, w.output, params))
 
-    return min(found, key=lambda f: (tangled(f[1], f[2]), f[1].case.dtype != "float32", f[0]))[1]
+    return min(found, key=lambda f: (f[0][0], tangled(f[1], f[2]), f[0][1], f[1].case.dtype != "float32",
+                                     f[0][2:]))[1]
 
 
 class _Capture:
