@@ -136,14 +136,18 @@ def _reports(subjects: list[Root], known: KnownIssues, args: argparse.Namespace)
 
 
 def _scopes(subjects: list[Root], known: KnownIssues, seconds: float, timeout: float) -> None:
-    """Infer and test each root's scope on fresh cases, and keep it beside its snippet (scope_rule.py)."""
+    """Infer and test each root's scope on fresh cases, under the settings its snippet makes, and keep it beside
+    its snippet (scope_rule.py)."""
     from harness.commands.upstream.scope_rule import infer, store
+    from harness.commands.upstream.scripts import environ, settings_of
 
     for root in subjects:
         if root.primary is None:
             continue
-        tested = infer(root.primary, known, seconds, timeout=min(timeout, 60.0),
-                       log=lambda m, r=root.id: print(f"{r}: {m}", file=sys.stderr, flush=True))
+        source = root.snippet.read_text(encoding="utf-8") if root.snippet is not None else ""
+        with environ(settings_of(source)):  # the settings the snippet makes, as for the witness run
+            tested = infer(root.primary, known, seconds, timeout=min(timeout, 60.0),
+                           log=lambda m, r=root.id: print(f"{r}: {m}", file=sys.stderr, flush=True))
         if tested is None:
             print(f"{root.id}: no result fell to {root.primary.id} on this host: no scope kept", file=sys.stderr)
             continue
