@@ -2,7 +2,9 @@
 
 A known issue applies on this host when one of the fuzz's targets is a backend it names, on a device it names,
 with host facts its `host:` accepts (the facts each target's worker reported, summary.json). It is
-rediscovered when some result of the run has it as known issue with a failing status it lists. The fuzz is
+rediscovered when some result of the run has it as known issue with a failing status it lists. An entry that
+selects corpus cases by their id or file (`case:`, `file:`) is out of any fuzz's reach: it stays in the
+share's denominator, and is also listed apart (`unreachable`). The fuzz is
 `convdiff fuzz --time 600 --seed 1` on every installed backend, generation only (`--minimize-budget 0`: the
 share is about finding, not shrinking); `--from DIR` measures an earlier fuzz's output instead.
 
@@ -42,13 +44,15 @@ def share(out: Path) -> dict:
     targets = {t: {**cpu, **(fp.get("host_facts", {}).get(t) or {})} for t in fp.get("targets", [])}
     entries = load_known_issues(project_known_issues()).entries
     applicable = [e for e in entries if applies(e, targets)]
-    found = {r.known_issue for r in read_records([out / "results.jsonl"])
-             if r.known_issue and r.status in FAILING and r.status in r.known_status}
+    records = read_records([out / "results.jsonl"])
+    found = {r.known_issue for r in records if r.known_issue and r.status in FAILING and r.status in r.known_status}
     hit = [e.id for e in applicable if e.id in found]
     fuzz = summary.get("fuzz", {})
     return {"applicable": len(applicable), "rediscovered": len(hit), "share": round(len(hit) / max(len(applicable), 1), 3),
             "entries": len(entries), "cases_run": fuzz.get("cases_run"), "run_s": fuzz.get("run_s"),
-            "missed": sorted(e.id for e in applicable if e.id not in found)}
+            "results": len(records),
+            "missed": sorted(e.id for e in applicable if e.id not in found),
+            "unreachable": sorted(e.id for e in applicable if "case" in e.cases or "file" in e.cases)}
 
 
 def main() -> int:
@@ -65,8 +69,8 @@ def main() -> int:
                        stdout=subprocess.DEVNULL)
     s = share(out)
     print(f"fuzz share: {s['rediscovered']} of the {s['applicable']} known issues that apply on this host "
-          f"({s['share']:.0%}; {s['entries']} in the database) have a failing result they explain; "
-          f"{s['cases_run']} cases in {s['run_s']} s")
+          f"({s['share']:.0%}; {s['entries']} in the database; {len(s['unreachable'])} select corpus cases by id or "
+          f"file) have a failing result they explain; {s['cases_run']} cases, {s['results']} results in {s['run_s']} s")
     (out / "fuzz_share.json").write_text(json.dumps(s, indent=2) + "\n", encoding="utf-8")
     return 0
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness.commands.cli import main
+from harness.commands.fuzz.campaign import GRADIENT_SHARE, INVALID_RATE
 from harness.commands.fuzz.findings import check_summaries
 from harness.commands.fuzz.gen import config_at
 from harness.execution.records import read_records
@@ -46,7 +47,7 @@ def test_outputs_like_convdiff_run(run: tuple[Path, int]) -> None:
     ran = load_file(out / "fuzz-cases.yaml")
     assert len(ran) == summary["fuzz"]["cases_run"] == CASES
     base = [c.id for c in ran if "_n" not in c.id.removeprefix(f"fuzz_{SEED}")]
-    expected = [config_at(SEED, i, 0.2, 0.15) for i in range(60)]
+    expected = [config_at(SEED, i, INVALID_RATE, GRADIENT_SHARE) for i in range(60)]
     assert base == [c.case.id for c in expected if c.case is not None][:len(base)]
     assert all(c.tags[-1] == "near" for c in ran if c.id not in base)
 

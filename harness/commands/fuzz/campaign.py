@@ -13,6 +13,7 @@ import argparse
 import datetime
 import json
 import os
+import random
 import sys
 import time
 from collections import Counter
@@ -23,6 +24,7 @@ from typing import Any
 from backends.registry import UnknownBackend, get_backend, installed_backends, parse_backends
 from harness.commands.fuzz.findings import Findings, NewSignature, format_findings, signature, signature_text
 from harness.commands.fuzz.gen import Config, generate
+from harness.commands.fuzz.pace import Pace
 from harness.commands.fuzz.steer import Steer
 from harness.commands.fuzz.write import (
     STUB_SUFFIX,
@@ -43,11 +45,18 @@ from harness.judge.known_issues import KnownIssues, layered
 from harness.judge.summary import format_table
 from harness.judge.verdict import Verdicts
 from harness.model.case import Case
-from harness.numerics.relations import RelationError, parse_relations
+from harness.numerics.relations import RelationError, applies, parse_relations
 
-GRADIENT_SHARE = 0.15  # configs with `gradients: true`, where the workers can run the backward pass
+# of the configs: invalid ones (nine classes, harness/commands/fuzz/invalid.py, and the sizes the schema refuses)
+INVALID_RATE = 0.3
+GRADIENT_SHARE = 0.3  # of the valid configs: `gradients: true`, where the workers can run the backward pass
+# Without --relations: these relations on a seeded share of the cases (a flush of subnormals to zero shows on
+# any float case, and each relation runs the case a few more times: on a compiled path, a build each)
+DEFAULT_RELATIONS, RELATION_SHARE = ("subnormal",), 0.1
 MINIMIZE_SHARE = 0.25  # of a --time budget: the part kept for minimizing new findings
-AHEAD = 3  # cases drawn ahead of the slowest target, and in flight on the workers
+AHEAD = 6  # cases drawn ahead of the slowest target, and in flight on the workers (pace.py: a slow target runs a
+# share of them, so the cheap ones work on while it builds)
+IN_FLIGHT = 2 * AHEAD  # drawn but not yet judged: the prepared ones waiting (prefetch) and those on the workers
 TICK_S = 30.0
 
 
@@ -67,12 +76,14 @@ def add_parser(sub: Any) -> None:
     limit.add_argument("--cases", type=int, help="number of generated configs to run")
     fz.add_argument("--seed", type=int, default=0, help="generator seed: the same seed gives the same configs")
     fz.add_argument("--out", default="reports/fuzz", help="output directory (default: reports/fuzz)")
-    fz.add_argument("--invalid-rate", type=float, default=0.2, help="share of invalid configurations (default 0.2)")
+    fz.add_argument("--invalid-rate", type=float, default=INVALID_RATE,
+                    help=f"share of invalid configurations (default {INVALID_RATE:g})")
     fz.add_argument("--write", help="also append the minimized findings of real backends to this case file "
                                     "(e.g. cases/found/fuzz-<date>.yaml); by default everything stays under --out")
     fz.add_argument("--timeout", type=float, default=30.0, help="seconds a single case may take (default 30: configs are tiny)")
-    fz.add_argument("--relations", metavar="LIST", help="also judge these metamorphic relations on every generated "
-                    "case (comma-separated, or all), as `convdiff run --relations`")
+    fz.add_argument("--relations", metavar="LIST", help="judge these metamorphic relations on every generated "
+                    "case (comma-separated, all, or none), as `convdiff run --relations`; by default "
+                    f"{', '.join(DEFAULT_RELATIONS)} on a seeded {RELATION_SHARE:.0%} of the cases")
     fz.add_argument("--minimize-budget", type=float, default=300.0,
                     help="seconds spent minimizing new signatures in all (default 300)")
 
@@ -97,7 +108,7 @@ class Source:
         if cfg is None or rec.status in ("pass", "unsupported"):
             return
         known = rec.known_issue if rec.known_issue and rec.status in rec.known_status else None
-        self.steer.feedback(cfg, known or signature_text(signature(rec)))
+        self.steer.feedback(cfg, known or signature_text(signature(rec)), rec.backend)
 
     def draws(self) -> Iterator[Config]:
         """The base stream of the seed, with the steered neighbours put in between."""
@@ -116,7 +127,11 @@ class Source:
         with open(self.cases_file, "w", encoding="utf-8") as fh:
             fh.write(f"# convdiff fuzz --seed {self.args.seed}: every generated case that ran\ncases:\n")
             for cfg in self.draws():
-                if time.monotonic() > deadline or (self.args.cases and len(self.cases) >= self.args.cases):
+                now = time.monotonic()
+                # the cases in flight still run on every target chosen for them when the time is up: stop drawing
+                # when they would take the run past its deadline, at the pace so far
+                tail = IN_FLIGHT * (now - self.start) / len(self.cases) if len(self.cases) >= IN_FLIGHT else 0.0
+                if now + tail > deadline or (self.args.cases and len(self.cases) >= self.args.cases):
                     return
                 self.kinds[f"{cfg.kind}:{cfg.focus}"] += 1
                 if cfg.case is None:
@@ -126,6 +141,28 @@ class Source:
                 self.cases[cfg.case.id] = cfg.case
                 self.configs_by_id[cfg.case.id] = cfg
                 yield cfg.case
+
+
+def relation_plan(args: argparse.Namespace) -> RelationPlan | None:
+    """--relations on every case; none; or, by default, DEFAULT_RELATIONS on each target's first case of each
+    dtype they apply to, and on a seeded RELATION_SHARE of the cases (the same ones on every target that runs
+    them, so that their verdicts compare): a slow target that runs a share of the cases (pace.py) is probed too."""
+    if args.relations == "none":
+        return None
+    if args.relations:
+        try:
+            return RelationPlan(parse_relations(args.relations))
+        except RelationError as exc:
+            raise FuzzUsage(str(exc)) from None
+    seed = args.seed
+    firsts: dict[tuple[str, str], str] = {}  # (backend, dtype) -> its first case the relations apply to
+
+    def chosen(backend: str, case: Case) -> bool:
+        if any(applies(case, n) for n in DEFAULT_RELATIONS) and firsts.setdefault((backend, case.dtype), case.id) == case.id:
+            return True
+        return random.Random(f"{seed}:{case.id}:relations").random() < RELATION_SHARE
+
+    return RelationPlan(DEFAULT_RELATIONS, chosen)
 
 
 def _targets(backends: list[str]) -> list[tuple[str, str]]:
@@ -159,11 +196,13 @@ def run_fuzz(args: argparse.Namespace, argv: list[str]) -> int:
     records: list[Record] = []
     findings = Findings()
     last = [source.start]
+    pace = Pace([b for b, _ in targets], pinned=lambda case_id: source.steer.origin.get(case_id, ()))
 
     def collect(rec: Record) -> None:
         sink(rec)
         records.append(rec)
         source.feedback(rec)
+        pace.record(rec)
         now = time.monotonic()
         findings.add(rec, now - source.start)
         if now - last[0] >= TICK_S:
@@ -176,20 +215,18 @@ def run_fuzz(args: argparse.Namespace, argv: list[str]) -> int:
     limit = f"{args.cases} configs" if args.cases else f"{source.seconds:g} s of generating and judging"
     print(f"convdiff fuzz: seed {args.seed}, {limit}, then up to {args.minimize_budget:g} s minimizing new findings "
           f"(plus the workers' start-up); {len(targets)} targets -> {out}/", file=sys.stderr)
-    try:
-        relations = RelationPlan(parse_relations(args.relations)) if args.relations else None
-    except RelationError as exc:
-        raise FuzzUsage(str(exc)) from None
+    relations = relation_plan(args)
     info, lane = RunInfo(), Lane(targets, relations)  # one lane: the 2-core machine is the limit, not the workers
     try:
         lane.start(info)
         for target, reason in info.skipped.items():
             print(f"skipped {target}: {reason}", file=sys.stderr)
         try:
-            # a few cases ahead only: the clock stops the draws, and every case drawn runs on every target, so
-            # cases drawn far ahead of the slowest target (a compiler, a loaded machine) overran --time by minutes;
-            # steering also reads results sooner
-            lane.run(prefetch(source, max_ahead=AHEAD), args.timeout, Verdicts(known), collect, depth=AHEAD)
+            # a few cases ahead only: the clock stops the draws, and a case drawn runs on every target the pace
+            # chose, so cases drawn far ahead of the slowest target (a compiler, a loaded machine) overran --time
+            # by minutes; steering also reads results sooner
+            lane.run(prefetch(source, max_ahead=AHEAD), args.timeout, Verdicts(known), collect,
+                     select=pace.select, depth=AHEAD)
             if relations is not None:  # the process relations, once the lane is done (relation_exec.run_deferred)
                 run_deferred(lane.deferred, relations.deferred, args.timeout, Verdicts(known), collect)
         finally:
@@ -206,12 +243,19 @@ def run_fuzz(args: argparse.Namespace, argv: list[str]) -> int:
     section = findings.summary([e.id for e in known.entries], written)
     section["precision"] = precision
     section.update({"seed": args.seed, "configs": dict(sorted(source.kinds.items())), "cases_run": len(source.cases),
-                    "run_s": round(run_s, 1), "write": args.write or str(found_file(out))})
+                    "run_s": round(run_s, 1), "write": args.write or str(found_file(out)), "targets": pace.summary(),
+                    "relations": {"names": list(relations.names),
+                                  "share": 1.0 if args.relations else RELATION_SHARE, "first_per_dtype": not args.relations}
+                    if relations is not None else None})
     summary = write_run_outputs(out, records, info, argv, known, extra={"fuzz": section})
     print(format_table(summary))
     print(f"{len(source.cases)} generated cases in {run_s:.0f} s "
           f"({sum(v for k, v in source.kinds.items() if k.startswith('schema_invalid'))} schema-invalid configs "
           "refused by the loader, not run)")
+    paced = {b: v for b, v in section["targets"].items() if v["left_out"]}
+    if paced:
+        print("slow targets ran a share (cases run of those drawn, seconds per case): " + ", ".join(
+            f"{b} {v['cases']}/{v['cases'] + v['left_out']} ({v['s_per_case']:g} s)" for b, v in paced.items()))
     print(format_findings(section))
     p = section["precision"]
     print(f"precision: {p['survived_quiet_rerun']} of {p['new_signatures']} new signature(s) reproduce in a quiet re-run "
@@ -231,10 +275,14 @@ def quiet_rerun(args: argparse.Namespace, findings: Findings, cases: dict[str, C
         case = cases.get(rec.case_id)
         replay: list[Record] = []
         if case is not None:
-            lane, info = Lane([(rec.backend, rec.device)]), RunInfo()
+            # a relation's finding: that relation again (a process relation's shadow workers after the lane)
+            plan = RelationPlan((rec.output.removeprefix("relation:"),)) if rec.output.startswith("relation:") else None
+            lane, info = Lane([(rec.backend, rec.device)], plan), RunInfo()
             try:
                 lane.start(info)
                 lane.run([case], args.timeout, Verdicts(known), replay.append)
+                if plan is not None and plan.deferred:
+                    run_deferred(lane.deferred, plan.deferred, args.timeout, Verdicts(known), replay.append)
             finally:
                 lane.stop()
         again = next((r for r in replay if r.output == rec.output), None)
@@ -278,9 +326,15 @@ def write_findings(args: argparse.Namespace, findings: Findings, cases: dict[str
     """Minimize each new signature's first failure and write case, stub and report; {signature: what was done}.
     `records`: the run's results, whose rule for each signature (its failures against the target's passes of the
     same op: harness/judge/common.py) is the stub's selector."""
-    new: list[NewSignature] = sorted(findings.new.values(), key=lambda n: n.first_s)
+    done: dict[tuple, dict[str, Any]] = {}
+    new: list[NewSignature] = []
+    for n in sorted(findings.new.values(), key=lambda n: n.first_s):
+        if n.first.output.startswith("relation:"):  # the minimizer judges a case's outputs, not its relations
+            done[n.signature] = {"minimize": "a relation's finding: not minimized (the record names its runs)"}
+        else:
+            new.append(n)
     if not new:
-        return {}
+        return done
     print(f"minimizing {len(new)} new signature(s) (budget {args.minimize_budget:g} s)...", file=sys.stderr)
     firsts = [n.first for n in new]
     workers = {w.backend: w for w in lane.workers}
@@ -292,7 +346,6 @@ def write_findings(args: argparse.Namespace, findings: Findings, cases: dict[str
     if minimal:
         lane.run(minimal, args.timeout, Verdicts(), lambda r: verdicts.setdefault(r.case_id, []).append(r))
     own = found_file(Path(args.out))
-    done: dict[tuple, dict[str, Any]] = {}
     for n in new:
         key = f"{n.first.case_id}@{n.first.backend}"
         got = shrunk.get(key)

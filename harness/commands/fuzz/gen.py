@@ -11,7 +11,9 @@ names scope inference and known-issue selectors use): an output length of 1, a p
 dilated kernel's reach d*(k-1) or one past it, output_padding of stride-1 or of stride (where
 dilation > stride allows it), per-group channel ratios, accumulation lengths K around the
 powers of two kernels are picked by (with half types half the time), channels-last with one
-channel. harness/commands/fuzz/steer.py draws the neighbours of failures on top of these.
+channel, and as many output channels as the last axis has outputs (a bias or shift that broadcasts
+along either). harness/commands/fuzz/invalid.py turns a share of the configs into the schema's
+invalid forms; harness/commands/fuzz/steer.py draws the neighbours of failures on top of these.
 
 Every config is drawn from its own `random.Random(f"{seed}:{index}:{attempt}")` (the
 small `Draw` below: integers, choices, weighted choices), so the same seed gives the same
@@ -30,6 +32,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, get_args
 
+from harness.commands.fuzz.invalid import (  # noqa: F401 - the classes, re-exported for callers of gen
+    INVALID_CLASSES,
+    SCHEMA_INVALID_CLASSES,
+    invalid_fields,
+    schema_invalid_fields,
+)
 from harness.model.case import (
     EPILOGUE_CONSTANTS,
     EPILOGUE_OPS,
@@ -38,6 +46,7 @@ from harness.model.case import (
     Case,
     op_is_transpose,
     op_rank,
+    resolve_geometry,
 )
 from harness.model.schema import CaseModel, QuantModel, validate_fields
 from harness.model.validity import ShapeError, canonical_case
@@ -45,19 +54,9 @@ from harness.model.validity import ShapeError, canonical_case
 FOCI = ("plain", "stride_remainder", "short_kernel", "dilation_over_stride", "same_odd", "outpad_max",
         "depthwise", "kernel_over_input", "size_one", "long_kernel",
         # the boundaries of the derived features (the module doc)
-        "out_one", "pad_reach", "outpad_stride", "group_ratio", "long_sum", "channels_last_one")
+        "out_one", "pad_reach", "outpad_stride", "group_ratio", "long_sum", "channels_last_one", "channels_width")
 BOUNDARY_FOCI = FOCI[10:]
 K_TARGETS = (8, 16, 32, 64, 128, 256)  # accumulation lengths around which kernels change (SIMD widths, blocks)
-# Invalid convolutions the validator (validity.py) flags: they run, marked `expect: invalid`.
-# Not among them: output_padding with padding same/valid. The validator refuses it because the
-# canonical semantics leave it undefined, but frameworks define it their own way (Keras accepts
-# it; an adapter that states SAME as explicit pads hands torch a valid call), so no backend could
-# be expected to reject it: every result would be a false accepted_invalid.
-INVALID_CLASSES = ("kernel_reach", "groups_not_dividing", "output_padding_ge_max")
-# Invalid numbers the schema refuses (sizes, and stride or dilation below 1 where it bounds them): an input
-# error for any case, even one marked `expect: invalid`, so no backend is ever asked to run them.
-SCHEMA_INVALID_CLASSES = ("zero_size", "negative_size", *(f"{name}_zero" for name in ("stride", "dilation")
-                                                          if any(hasattr(m, "ge") for m in CaseModel.model_fields[name].metadata)))
 PADDING_FORMS = ("int", "per_dim", "pairs", *PADDING_MODES)
 MAX_ATTEMPTS = 50
 EPILOGUE_SHARE, EPILOGUE_SHARE_FOLDED = 0.25, 0.45  # about 40% of valid configs in all
@@ -298,9 +297,32 @@ def boundary(r: Draw, focus: str, fields: dict[str, Any]) -> dict[str, Any]:
     elif focus == "channels_last_one":
         f.update(layout="channels_last", groups=1)
         f["in_channels" if r.booleans() else "out_channels"] = 1
+    elif focus == "channels_width":
+        _channels_width(r, f, transpose)
     if not transpose or not any(f["output_padding"]) or isinstance(f["padding"], str):
         f.pop("output_padding", None)
     return f
+
+
+def _channels_width(r: Draw, f: dict[str, Any], transpose: bool) -> None:
+    """As many output channels as the last axis has outputs, with a per-channel vector (bias, or a `shift`
+    epilogue) that broadcasts along either axis alike: where an implementation guesses the channel axis by
+    its length, only this case tells the two apart."""
+    n, k, s, d, e = (f[name] for name in ("input_size", "kernel_size", "stride", "dilation", "output_padding"))
+    pads = f["padding"] if isinstance(f["padding"], str) else tuple(tuple(p) for p in f["padding"])
+    width = 0
+    for _ in range(8):  # lengthen the last axis' input until it has at least two outputs
+        width = resolve_geometry(transpose, tuple(n), tuple(k), tuple(s), pads, tuple(e) if transpose else (),
+                                 tuple(d)).out_size[-1]
+        if width >= 2:
+            break
+        n[-1] += 1
+    g = f.get("groups", 1)
+    f.update(out_channels=width, groups=g if width % g == 0 else 1)
+    if "quant" not in f and r.booleans():
+        f["epilogue"] = ["shift", *(x for x in f.get("epilogue", []) if x != "shift")]
+    else:
+        f["bias"] = True
 
 
 def _quantized(r: Draw, fields: dict[str, Any]) -> dict[str, Any]:
@@ -329,61 +351,13 @@ def draw_epilogue(r: Draw, folded: bool) -> list[str]:
     return ops
 
 
-def _invalid(r: Draw, cls: str, f: dict[str, Any]) -> dict[str, Any]:
-    """Turn a valid config into one of INVALID_CLASSES (conv ops have only the first two)."""
-    f = dict(f)
-    rank, transpose = op_rank(f["op"]), op_is_transpose(f["op"])
-    as_list = {k: (v if isinstance(v, list) else [v] * rank) for k, v in f.items()
-               if k in ("input_size", "kernel_size", "stride", "dilation")}
-    j = r.integers(0, rank - 1)
-    if cls == "kernel_reach" and not transpose:  # the dilated kernel reaches past the padded input
-        k = list(as_list["kernel_size"])
-        f["padding"] = r.sampled_from(["valid", 0])
-        k[j] = (as_list["input_size"][j]) // as_list["dilation"][j] + r.integers(1, 2)
-        f["kernel_size"] = k
-    elif cls == "kernel_reach":  # the crop removes the whole transposed output
-        n, kk, s, d = (as_list[k][j] for k in ("input_size", "kernel_size", "stride", "dilation"))
-        full = (n - 1) * s + d * (kk - 1) + 1
-        pads = [[0, 0] for _ in range(rank)]
-        pads[j] = [full // 2 + r.integers(0, 1), full - full // 2]
-        f["padding"], f["output_padding"] = pads, 0
-    elif cls == "groups_not_dividing":
-        g = r.integers(2, 3)
-        f["groups"] = g
-        # A transposed conv's weight (C_in, C_out/g, *k) cannot even state an indivisible C_out to a
-        # functional API (it reads C_out/g off the weight): only an indivisible C_in is a real test there.
-        name = "in_channels" if transpose else r.sampled_from(("in_channels", "out_channels"))
-        f["in_channels"], f["out_channels"] = g * r.integers(1, 2), g * r.integers(1, 2)
-        f[name] += r.integers(1, g - 1)
-    else:  # output_padding_ge_max
-        stride = list(as_list["stride"])
-        stride[j] = max(stride[j], 1)
-        pads = [0] * rank
-        pads[j] = max(stride[j], as_list["dilation"][j]) + r.integers(0, 1)
-        f["stride"], f["output_padding"] = stride, pads
-        if isinstance(f["padding"], str):
-            f["padding"] = 0
-    return f
-
-
-def _schema_invalid(r: Draw, cls: str, f: dict[str, Any]) -> dict[str, Any]:
-    f = dict(f)
-    name = {"stride_zero": "stride", "dilation_zero": "dilation"}.get(cls) or r.sampled_from(
-        ("input_size", "kernel_size", "in_channels", "out_channels", "batch"))
-    value = -r.integers(1, 3) if cls == "negative_size" else 0
-    f[name] = value
-    return f
-
-
 def config_fields(r: Draw, kind: str, gradients: bool = False, op: str | None = None) -> tuple[str, dict[str, Any]]:
     """(focus or invalid class, fields) for a config of `kind` (valid, invalid, schema_invalid); `op`: this op."""
     focus, base = valid_fields(r, op=op)
     if kind == "schema_invalid":
-        cls = r.sampled_from(SCHEMA_INVALID_CLASSES)
-        return cls, {**_schema_invalid(r, cls, base), "expect": "invalid"}
+        return schema_invalid_fields(r, base)
     if kind == "invalid":
-        cls = r.sampled_from(INVALID_CLASSES if op_is_transpose(base["op"]) else INVALID_CLASSES[:2])
-        return cls, {**_invalid(r, cls, base), "expect": "invalid"}
+        return invalid_fields(r, base)
     return focus, {**base, "gradients": True} if gradients else base
 
 

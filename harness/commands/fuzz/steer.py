@@ -10,7 +10,8 @@ neighbour is still what it was (valid, or invalid).
 share of the later draws (NEAR_SHARE, once there is an anchor) are neighbours of an anchor, chosen with
 weight 1 / (results of its kind so far): a failure of a rarely seen kind (a new signature, or a known
 issue hit once) gets most of the draws, one seen a hundred times almost none. Each anchor gives at most
-PER_ANCHOR neighbours. The draws are seeded ("<seed>:near:<k>"), so the same results give the same
+PER_ANCHOR neighbours; each neighbour remembers the targets that failed on its anchor (`origin`), and
+pace.py runs it there whatever their cost. The draws are seeded ("<seed>:near:<k>"), so the same results give the same
 configurations; the results themselves depend on the host, as the fuzz's findings do.
 """
 
@@ -19,7 +20,7 @@ from __future__ import annotations
 import random
 import threading
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from harness.commands.fuzz.gen import (
@@ -120,6 +121,7 @@ class Anchor:
     kind: str
     key: str  # what kind of failure it showed: its known issue, or its signature
     drawn: int = 0
+    backends: set[str] = field(default_factory=set)  # the targets that failed on it
 
 
 class Steer:
@@ -132,17 +134,22 @@ class Steer:
         self.known: set[str] = set()  # config ids already anchored
         self.drawn = 0
         self.asked = 0
+        self.by_id: dict[str, Anchor] = {}
+        self.origin: dict[str, frozenset[str]] = {}  # a neighbour's id -> the targets that failed on its anchor
         self.lock = threading.Lock()  # results come in on the controller's thread, draws go out on the prefetch one
 
-    def feedback(self, config: Config, key: str) -> None:
-        """A failing result on `config`, of kind `key` (a known issue's id, or a signature's text)."""
+    def feedback(self, config: Config, key: str, backend: str = "") -> None:
+        """A failing result of `backend` on `config`, of kind `key` (a known issue's id, or a signature's text)."""
         with self.lock:
             self.seen[key] += 1
             cid = config.fields.get("id", "")
+            if cid in self.by_id:
+                self.by_id[cid].backends.add(backend)
             if config.case is None or cid in self.known:
                 return
             self.known.add(cid)
-            self.anchors.append(Anchor(config.fields, config.kind, key))
+            self.by_id[cid] = Anchor(config.fields, config.kind, key, backends={backend})
+            self.anchors.append(self.by_id[cid])
             if len(self.anchors) > MAX_ANCHORS:
                 self.anchors.remove(min(self.anchors, key=lambda a: 1.0 / self.seen[a.key]))
 
@@ -166,4 +173,5 @@ class Steer:
             anchor.drawn += 1
             name = f"fuzz_{self.seed}_n{self.drawn}"
             self.drawn += 1
+            self.origin[name] = frozenset(anchor.backends)
         return near(anchor.fields, anchor.kind, name, file, focus="near")

@@ -1,0 +1,84 @@
+"""Which targets run which generated case: the slow targets a share of the cases, so that they do not set the pace.
+
+A compiled path (ExecuTorch, IREE, inductor, the ONNX converters, TVM) builds a model per case, which takes
+seconds where an eager framework takes milliseconds. Run on every case, they held a 10-minute fuzz of all 35
+targets to 105 cases (seed 7, 2026-11-29, 2-core AMD EPYC Zen 4), and every eager target to the same 105.
+
+`Pace` measures each target's seconds per case from its results (`duration_s` of the forward result, its
+gradients and its relations) and gives each target a credit: every drawn case adds min(1, cap / cost), where
+cap is SLOW_FACTOR times the median target's cost per case, and running a case spends 1. A target at or below
+the cap runs every case; one ten times the median runs about SLOW_FACTOR / 10 of them, spread evenly over the
+run. No target is held back before it has WARMUP results, nor while its cost is under MIN_PACED_S (a few
+milliseconds decide nothing). A steered neighbour (steer.py) always runs on the targets whose failure
+anchored it: it tests that failure's boundary.
+
+Which case a slow target runs follows the measured costs, so it differs between hosts and between two runs of
+one seed, as the steered draws do; the generated cases themselves are the seed's.
+"""
+
+from __future__ import annotations
+
+import statistics
+import threading
+from collections import Counter
+from collections.abc import Callable, Collection, Sequence
+
+from harness.execution.records import Record
+from harness.model.case import Case
+
+SLOW_FACTOR = 2.0  # a target's cost per case above this multiple of the median target's: it runs a share
+WARMUP = 3  # results before a target's cost is trusted
+MIN_PACED_S = 0.05  # a cost per case below this never holds a target back
+
+
+class Pace:
+    """The fuzz's `select(backend, case)` for Lane.run (the module doc), fed every result by `record`."""
+
+    def __init__(self, backends: Sequence[str], pinned: Callable[[str], Collection[str]] = lambda case_id: ()) -> None:
+        self.spent = dict.fromkeys(backends, 0.0)
+        self.results = Counter[str]()
+        self.credit = dict.fromkeys(backends, 0.0)
+        self.ran = Counter[str]()
+        self.skipped = Counter[str]()
+        self.pinned = pinned
+        self.lock = threading.Lock()
+
+    def record(self, rec: Record) -> None:
+        with self.lock:
+            if rec.backend not in self.spent:
+                return
+            self.spent[rec.backend] += rec.duration_s or 0.0
+            if rec.output == "out":
+                self.results[rec.backend] += 1
+
+    def cost(self, backend: str) -> float | None:
+        """Seconds per case so far (None before WARMUP results)."""
+        n = self.results[backend]
+        return self.spent[backend] / n if n >= WARMUP else None
+
+    def share(self, backend: str) -> float:
+        """The share of the cases the target runs at its present cost."""
+        costs = [c for c in (self.cost(b) for b in self.spent) if c is not None]
+        mine = self.cost(backend)
+        if mine is None or mine < MIN_PACED_S or not costs:
+            return 1.0
+        return min(1.0, SLOW_FACTOR * statistics.median(costs) / mine)
+
+    def select(self, backend: str, case: Case) -> bool:
+        with self.lock:
+            if backend not in self.credit:
+                return True
+            self.credit[backend] = min(self.credit[backend] + self.share(backend), 1.0)
+            run = self.credit[backend] >= 1.0 or backend in self.pinned(case.id)
+            if run:
+                self.credit[backend] = max(self.credit[backend] - 1.0, 0.0)
+                self.ran[backend] += 1
+            else:
+                self.skipped[backend] += 1
+            return run
+
+    def summary(self) -> dict[str, dict[str, float | int]]:
+        """Per target: cases run and left out, and seconds per case (the fuzz section of summary.json)."""
+        with self.lock:
+            return {b: {"cases": self.ran[b], "left_out": self.skipped[b],
+                        "s_per_case": round(self.spent[b] / max(self.results[b], 1), 3)} for b in sorted(self.spent)}

@@ -1,0 +1,93 @@
+"""The fuzz's pace and default relations, without a framework: a target far slower than the median runs the share
+of the cases pace.py's rule gives (SLOW_FACTOR x median / its cost), spread evenly; the cheap ones run all; a
+neighbour runs on the targets that failed on its anchor; the default subnormal relation takes a seeded share of the
+cases, the same ones on every target."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+
+import pytest
+
+from harness.commands.fuzz.campaign import DEFAULT_RELATIONS, RELATION_SHARE, FuzzUsage, relation_plan
+from harness.commands.fuzz.gen import config_at
+from harness.commands.fuzz.pace import MIN_PACED_S, SLOW_FACTOR, WARMUP, Pace
+from harness.execution.records import Record
+from harness.model.case import FLOAT_DTYPES
+
+COSTS = {"eager_a": 0.06, "eager_b": 0.08, "eager_c": 0.1, "compiler": 2.0}  # seconds per case
+
+
+def _record(backend: str, case_id: str, seconds: float, output: str = "out") -> Record:
+    return Record(case_id, "f.yaml", "conv2d", {}, backend, "1", "cpu", "float32", "pass", output=output,
+                  duration_s=seconds)
+
+
+def _drive(pace: Pace, cases: int, costs: dict[str, float]) -> dict[str, list[int]]:
+    """Each case offered to every target; a chosen one reports its cost at once."""
+    ran: dict[str, list[int]] = {b: [] for b in costs}
+    base = config_at(1, 0, invalid_rate=0.0).case
+    assert base is not None
+    for i in range(cases):
+        case_id = f"c{i}"
+        for b, cost in costs.items():
+            if pace.select(b, dataclasses.replace(base, id=case_id)):
+                ran[b].append(i)
+                pace.record(_record(b, case_id, cost))
+    return ran
+
+
+def test_a_slow_target_runs_its_share_evenly_and_cheap_ones_run_all() -> None:
+    pace = Pace(list(COSTS))
+    ran = _drive(pace, 200, COSTS)
+    assert all(len(ran[b]) == 200 for b in ("eager_a", "eager_b", "eager_c"))
+    # the median of the four costs is 0.09 s: the compiler's share is 2 x 0.09 / 2.0 = 0.09 after its warm-up
+    expected = WARMUP + (200 - WARMUP) * SLOW_FACTOR * 0.09 / 2.0
+    assert abs(len(ran["compiler"]) - expected) <= 2, (len(ran["compiler"]), expected)
+    gaps = [b - a for a, b in zip(ran["compiler"][WARMUP:], ran["compiler"][WARMUP + 1:])]
+    assert max(gaps) - min(gaps) <= 1  # evenly spread, not bunched
+    summary = pace.summary()
+    assert summary["compiler"]["cases"] == len(ran["compiler"])
+    assert summary["compiler"]["cases"] + summary["compiler"]["left_out"] == 200
+
+
+def test_costs_under_the_floor_never_hold_a_target_back() -> None:
+    tiny = {"a": MIN_PACED_S / 100, "b": MIN_PACED_S / 2}  # b is 50 times a, both below the floor
+    ran = _drive(Pace(list(tiny)), 50, tiny)
+    assert all(len(v) == 50 for v in ran.values())
+
+
+def test_a_neighbour_runs_where_its_anchor_failed() -> None:
+    pace = Pace(list(COSTS), pinned=lambda case_id: {"compiler"} if case_id.endswith("_n0") else ())
+    _drive(pace, 40, COSTS)  # the compiler's credit is spent: it runs about one case in eleven now
+    case = config_at(1, 0, invalid_rate=0.0).case
+    assert case is not None
+    neighbour = dataclasses.replace(case, id="fuzz_1_n0")
+    other = dataclasses.replace(case, id="fuzz_1_7")
+    assert pace.select("compiler", neighbour)
+    assert not pace.select("compiler", other)
+
+
+def test_default_relations_a_seeded_share_the_same_on_every_target() -> None:
+    args = argparse.Namespace(relations=None, seed=4)
+    plan = relation_plan(args)
+    assert plan is not None and plan.names == DEFAULT_RELATIONS and plan.chosen is not None
+    cases = [c.case for c in (config_at(4, i, invalid_rate=0.0) for i in range(400))]
+    chosen = [c for c in cases if plan.chosen("torch", c)]
+    floats = [c for c in cases if c.dtype in FLOAT_DTYPES]
+    firsts = {c.dtype: c for c in reversed(floats)}  # each float dtype's first case
+    assert set(firsts.values()) <= set(chosen)
+    rest = [c for c in cases if c not in firsts.values()]
+    assert abs(sum(c in chosen for c in rest) / len(rest) - RELATION_SHARE) < 0.05
+    assert chosen == [c for c in cases if plan.chosen("iree", c)]
+    again = relation_plan(args)
+    assert chosen == [c for c in cases if again.chosen("torch", c)]  # seeded
+    late = relation_plan(args)  # a target that runs only the cases after the first hundred: its own first ones
+    late_firsts = {c.dtype: c for c in reversed(floats[next(i for i, c in enumerate(floats) if c in cases[100:]):])}
+    assert set(late_firsts.values()) <= {c for c in cases[100:] if late.chosen("executorch", c)}
+    assert relation_plan(argparse.Namespace(relations="none", seed=4)) is None
+    every = relation_plan(argparse.Namespace(relations="subnormal,batch", seed=4))
+    assert every is not None and every.chosen is None and set(every.names) == {"subnormal", "batch"}
+    with pytest.raises(FuzzUsage):
+        relation_plan(argparse.Namespace(relations="nope", seed=4))
