@@ -307,3 +307,24 @@ def test_scope_sentence_from_a_planted_bug(tmp_path: Path, capsys: pytest.Captur
     assert rule is not None and rule.confirmed and "dilation" in rule.words and "pad before" in rule.words, rule
     assert rule.fails_inside >= 12 and rule.passes_inside == 0 and rule.fails_outside == 0
     assert f"It fails exactly when {rule.words}" in (out / "fx.md").read_text().split("<details", 1)[1]
+
+
+def test_a_rule_is_tried_where_it_and_the_selector_disagree(tmp_path: Path) -> None:
+    """A rule learned from per-channel draws only ("a transposed conv") and an entry on per-channel transposed
+    convs disagree on a per-tensor transposed case: that corpus case is run before the rule is kept."""
+    from harness.judge.rules import Rule
+    from harness.model.features import FeatureTable
+
+    (tmp_path / "known_issues.yaml").write_text(textwrap.dedent("""\
+        issues:
+          - {id: pc, backend: torch-ao-fbgemm, cases: {op: "conv_transpose*", quant: {per_channel: true}},
+             status: rejected, reason: r, link: none found}
+        """))
+    entry = layered([str(tmp_path / "known_issues.yaml")], []).entries[0]
+    fields = {"in_channels": 2, "out_channels": 2, "input_size": [3], "kernel_size": 2, "dtype": "uint8"}
+    per_channel = make_case(id="pc", op="conv_transpose1d", quant={"per_channel": True}, **fields)
+    per_tensor = make_case(id="pt", op="conv_transpose1d", quant={"per_channel": False}, **fields)
+    forward = make_case(id="fw", op="conv1d", quant={"per_channel": False}, **fields)
+    table = FeatureTable.build([per_channel.params()])
+    transposed = Rule(((next(a for a in table.atoms if a.text == "transpose"),),))
+    assert [c.id for c in scope_rule.disputed(entry, "torch-ao-fbgemm", transposed, [per_channel, per_tensor, forward])] == ["pt"]

@@ -4,7 +4,11 @@
 primary entry's first installed CPU target: it starts from the cases just inside and outside the entry's
 selector (harness/commands/scope/check.py `sample`), groups the results (those the entry explains are one
 group), learns the simplest rule separating that group from every other result, and tests it on fresh
-cases round after round until it holds or the time is up. The outcome is kept in `<folder>/scope/<root>.json`
+cases round after round until it holds or the time is up. Last, it runs the corpus cases on which the rule and
+the entry's selector disagree (at most DISPUTED): the generator's draws can miss a field the rule cannot see
+(on 2026-11-29 a rule "a transposed conv" held on 66 fresh quantized cases, all of them per-channel, for
+an entry on per-channel transposed convs; the corpus's per-tensor transposed cases pass), and these count
+with the fresh cases. The outcome is kept in `<folder>/scope/<root>.json`
 (the rule, its words, the fresh cases' counts since the rule last changed: fails inside, passes inside,
 fails outside, passes outside; whether it was confirmed; target, seed, seconds and date), so that a later
 `convdiff upstream ID` renders it without running it again.
@@ -20,16 +24,19 @@ import json
 import tempfile
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from harness.commands.upstream.contract import entry_backends, installed
 from harness.commands.upstream.subjects import Root, UpstreamUsage
 from harness.judge.known_issues import KnownIssue, KnownIssues
+from harness.judge.rules import Rule
+from harness.model.case import Case
 
 SCOPES = "scope"  # <folder>/scope/<root>.json
 PER_SIDE = 16  # cases drawn inside the entry's selector to start from, and as many just outside
+DISPUTED = 60  # corpus cases where the rule and the entry's selector disagree, run before a rule is kept
 
 
 @dataclass(frozen=True)
@@ -83,6 +90,14 @@ def store(root: Root, rule: TestedRule) -> Path:
     return path
 
 
+def disputed(entry: KnownIssue, target: str, rule: Rule, corpus: Sequence[Case], n: int = DISPUTED) -> list[Case]:
+    """The n smallest corpus cases on which the rule and the entry's selector disagree (forward outputs)."""
+    from harness.commands.upstream.witness import size
+
+    out = [c for c in corpus if rule.selects(c.params()) != entry.matches(c, target, "cpu", None, "out", c.params())]
+    return sorted(out, key=size)[:n]
+
+
 def infer(entry: KnownIssue, known: KnownIssues, seconds: float, seed: int = 0, timeout: float = 60.0,
           log: Callable[[str], None] = lambda m: None) -> TestedRule | None:
     """Scope's inference for the entry's group on its first installed CPU target (the module doc); None where
@@ -109,11 +124,14 @@ def infer(entry: KnownIssue, known: KnownIssues, seconds: float, seed: int = 0, 
             inference.pool = pool  # fresh cases keep the ids the sample started (no clash with its cases)
             inference.start([*inside, *outside], start)  # type: ignore[list-item]  # configurations run as cases
             groups = inference.infer()
+            group = groups.get(f"known:{entry.id}")
+            if group is None or group.rule is None or not group.rule.terms:
+                return None
+            # the corpus cases where the rule and the entry's selector disagree: the fresh draws can miss a field the
+            # rule cannot see (a per-channel quantized weight), the corpus holds such pairs
+            inference.tally(group, runs.run(disputed(entry, target, group.rule, corpus)))
         finally:
             runs.stop()
-    group = groups.get(f"known:{entry.id}")
-    if group is None or group.rule is None or not group.rule.terms:
-        return None
     c = group.fresh
     return TestedRule(entry.id, target, group.rule.text, group.rule.words, c.fails_inside, c.passes_inside,
                       c.fails_outside, c.passes_outside, group.confirmed, seed, round(time.monotonic() - start, 1),
