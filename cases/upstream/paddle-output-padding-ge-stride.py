@@ -1,13 +1,13 @@
 """conv*_transpose refuses output_padding >= stride (and output_size past that) where a dilation makes it valid
 
 Kind: valid-refused
-Ask: please accept output_padding < max(stride, dilation) (and output_size up to that) in conv1d/2d/3d_transpose, as ConvTransposeInferMeta already does for output_padding and as PyTorch does, or document the stride-only limit.
+Ask: please accept output_padding < max(stride, dilation), and output_size up to that, as PyTorch does (ConvTransposeInferMeta already allows it), or document the stride-only limit.
 
 What happens: With stride 1 and dilation 2, F.conv1d_transpose(..., output_padding=1) and F.conv2d_transpose(..., output_padding=(0, 1)) raise in the CPU kernel, output_size=6 raises in shape inference, and output_padding=2 (< dilation 3) meets conv1d_transpose's Python check, so paddle.onnx.export cannot export it. Paddle Inference refuses the same.
 
 Expected: output_padding is valid while smaller than stride or dilation (PyTorch: https://pytorch.org/docs/stable/generated/torch.nn.ConvTranspose1d.html): x [1, 2, 3], w [1, 10] give [1, 2, 13, 20, 30, 0] there.
 
-Mechanism: ConvTransposeInferMeta (paddle/phi/infermeta/binary.cc) checks output_padding < max(stride, dilation) but output_size < inferred + stride; conv1d_transpose (python/paddle/nn/functional/conv.py) raises "The size of output_padding should not be greater than stride"; the CPU Col2Im functor (paddle/phi/kernels/funcs/im2col.cc) requires (output + pads - dilated kernel) / stride + 1 to equal the input length, which any output_padding >= stride breaks. PR #26921 added the Python check believing PyTorch has the same limit.
+Mechanism: conv1d_transpose (python/paddle/nn/functional/conv.py) checks output_padding <= stride; ConvTransposeInferMeta (paddle/phi/infermeta/binary.cc) allows output_padding < max(stride, dilation) but bounds output_size by inferred + stride; the CPU Col2Im functor (paddle/phi/kernels/funcs/im2col.cc) needs (output + pads - dilated kernel) / stride + 1 == input length, which output_padding >= stride breaks. PR #26921 added the Python check believing PyTorch had it.
 
 Symptoms:
 conv1d/2d/3d_transpose with output_padding (eager and Paddle Inference)

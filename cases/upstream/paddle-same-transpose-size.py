@@ -1,17 +1,17 @@
-"""conv*_transpose padding='SAME': the output length is neither the documented one nor TensorFlow's L * stride
+"""conv*_transpose padding='SAME' gives neither the documented length nor TensorFlow's L * stride
 
 Kind: by-design-undocumented
 Ask: please document the length and offset SAME gives here, or make it TensorFlow's L * stride.
 
-What happens: F.conv1d_transpose(x, w, stride=2, padding='SAME') on a length-7 input, 3 taps, returns 13 elements (the full 15 less one at each end); with output_size=14, 14 elements one position late. Kernel 1, stride 3: (L - 1) * 3 + 1, not 3 * L.
+What happens: F.conv1d_transpose(x, w, stride=2, padding='SAME') on a length-7 input, 3 taps, returns 13 elements (15 less one per end); with output_size=14, 14 elements one position late.
 
 Expected: TensorFlow's SAME (tf.nn.conv1d_transpose) gives L * stride = 14: the full result less its last element. Paddle's docs (https://www.paddlepaddle.org.cn/documentation/docs/zh/api/paddle/nn/functional/conv1d_transpose_cn.html) give (L_in + stride - 1) / stride, the forward conv's length.
 
-Mechanism: ConvTransposeInferMeta (paddle/phi/infermeta/binary.cc) and the kernels call UpdatePaddingAndDilation (paddle/phi/kernels/cpu/conv_util.h) with the input's dims, padding as a forward SAME conv: pad_sum = max((ceil(L / s) - 1) * s + k - L, 0) = 2, so 15 - 2 = 13, cropped 1 at the start, with output_size too. Met before in #15477 and #26603, both closed.
+Mechanism: ConvTransposeInferMeta (paddle/phi/infermeta/binary.cc) and the kernels pass the input's dims to UpdatePaddingAndDilation (paddle/phi/kernels/cpu/conv_util.h), which pads as a forward SAME conv: pad_sum = max((ceil(L / s) - 1) * s + k - L, 0) = 2, so 15 - 2 = 13, cropped 1 at the start, output_size or not. Met in #15477 and #26603, both closed.
 
 Symptoms:
-padding='SAME' with L % stride != 0 or kernel < stride: a short output (eager and Paddle Inference)
-its input and weight gradients
+SAME with L % stride != 0 or kernel < stride: short output (also Paddle Inference)
+its gradients
 with output_size = L * stride: values one position late
 the same, gradients
 """
