@@ -91,3 +91,18 @@ def test_default_relations_a_seeded_share_the_same_on_every_target() -> None:
     assert every is not None and every.chosen is None and set(every.names) == {"subnormal", "batch"}
     with pytest.raises(FuzzUsage):
         relation_plan(argparse.Namespace(relations="nope", seed=4))
+
+
+def test_a_target_that_builds_per_case_waits_for_its_first_costs() -> None:
+    """Before any result is in (the first builds still running), a `slow` target runs its first WARMUP cases only;
+    the others run all."""
+    pace = Pace(["eager", "compiler"], slow=["compiler"])
+    base = config_at(1, 0, invalid_rate=0.0).case
+    assert base is not None
+    picked = {b: [i for i in range(12) if pace.select(b, dataclasses.replace(base, id=f"c{i}"))]
+              for b in ("eager", "compiler")}
+    assert picked == {"eager": list(range(12)), "compiler": list(range(WARMUP))}
+    for i in range(WARMUP):
+        pace.record(_record("compiler", f"c{i}", 0.09))
+        pace.record(_record("eager", f"c{i}", 0.09))
+    assert pace.select("compiler", dataclasses.replace(base, id="c12"))  # as cheap as the other: every case again

@@ -16,7 +16,7 @@ import os
 import random
 import sys
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -124,15 +124,19 @@ class Source:
         # The clock starts at the first draw, once the workers are up: start-up is not fuzzing time.
         self.start = time.monotonic()
         deadline = self.start + self.seconds
+        drawn: deque[float] = deque(maxlen=2 * IN_FLIGHT)  # when the last draws were made
         with open(self.cases_file, "w", encoding="utf-8") as fh:
             fh.write(f"# convdiff fuzz --seed {self.args.seed}: every generated case that ran\ncases:\n")
             for cfg in self.draws():
                 now = time.monotonic()
                 # the cases in flight still run on every target chosen for them when the time is up: stop drawing
-                # when they would take the run past its deadline, at the pace so far
-                tail = IN_FLIGHT * (now - self.start) / len(self.cases) if len(self.cases) >= IN_FLIGHT else 0.0
-                if now + tail > deadline or (self.args.cases and len(self.cases) >= self.args.cases):
+                # when they would take the run past its deadline, at the pace so far or of the last draws (slower
+                # of the two: a machine that got busier)
+                recent = (now - drawn[0]) / len(drawn) if len(drawn) == drawn.maxlen else 0.0
+                whole = (now - self.start) / len(self.cases) if len(self.cases) >= IN_FLIGHT else 0.0
+                if now + IN_FLIGHT * max(recent, whole) > deadline or (self.args.cases and len(self.cases) >= self.args.cases):
                     return
+                drawn.append(now)
                 self.kinds[f"{cfg.kind}:{cfg.focus}"] += 1
                 if cfg.case is None:
                     continue  # refused by the schema (checked in fuzz_gen), as the loader would
@@ -196,7 +200,8 @@ def run_fuzz(args: argparse.Namespace, argv: list[str]) -> int:
     records: list[Record] = []
     findings = Findings()
     last = [source.start]
-    pace = Pace([b for b, _ in targets], pinned=lambda case_id: source.steer.origin.get(case_id, ()))
+    pace = Pace([b for b, _ in targets], pinned=lambda case_id: source.steer.origin.get(case_id, ()),
+                slow=[b for b, _ in targets if get_backend(b).builds_per_case])
 
     def collect(rec: Record) -> None:
         sink(rec)

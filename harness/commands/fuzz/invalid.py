@@ -59,10 +59,19 @@ def _explicit(f: dict[str, Any], rank: int) -> list[list[int]]:
 def _empty_output(r: Draw, f: dict[str, Any], j: int, transpose: bool) -> None:
     """Axis j's output length exactly 0, the other axes as drawn."""
     n, k, s, d, e = (f[name] for name in PER_AXIS)
+    symmetric = r.weighted((True, 3), (False, 1))  # as most frameworks take their pads (torch: one per axis)
     if transpose:  # (n-1)*s + d*(k-1) + 1 + e - pb - pa == 0: the crop takes the whole output
         pads = _explicit(f, len(n))
         crop = (n[j] - 1) * s[j] + d[j] * (k[j] - 1) + 1 + e[j]
-        before = r.integers(0, crop)
+        if symmetric and crop % 2:  # an even crop: output_padding one more or less, or an odd-reaching kernel
+            if e[j] + 1 < max(s[j], d[j]):
+                e[j] += 1
+            elif e[j] > 0:
+                e[j] -= 1
+            elif d[j] % 2:
+                k[j] += 1
+            crop = (n[j] - 1) * s[j] + d[j] * (k[j] - 1) + 1 + e[j]
+        before = crop // 2 if symmetric else r.integers(0, crop)
         pads[j] = [before, crop - before]
         return
     # floor((n + pb + pa - d*(k-1) - 1) / s) + 1 == 0: the dilated kernel passes the padded input by 1..s
@@ -70,7 +79,8 @@ def _empty_output(r: Draw, f: dict[str, Any], j: int, transpose: bool) -> None:
         f["padding"], before, after = "valid", 0, 0
     else:
         pads = _explicit(f, len(n))
-        before, after = r.weighted((0, 3), (1, 1)), r.weighted((0, 3), (1, 1))
+        before = r.weighted((0, 3), (1, 1))
+        after = before if symmetric else r.weighted((0, 3), (1, 1))
         pads[j] = [before, after]
     short = r.integers(1, s[j])
     while d[j] * (k[j] - 1) + 1 - short - before - after < 1:
@@ -122,7 +132,8 @@ def invalid_fields(r: Draw, f: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         f["groups"] = r.weighted((0, 2), (-1, 1))
     elif cls == "negative_padding":
         pads = _explicit(f, rank)
-        pads[j][r.integers(0, 1)] = -r.integers(1, 2)
+        amount = -r.integers(1, 2)
+        pads[j] = [amount, amount] if r.booleans() else [pads[j][0], amount] if r.booleans() else [amount, pads[j][1]]
     elif cls == "mixed_dtypes":
         _mixed_dtypes(r, f)
     else:  # output_padding_ge_max

@@ -8,8 +8,10 @@ targets to 105 cases (seed 7, 2026-11-29, 2-core AMD EPYC Zen 4), and every eage
 gradients and its relations) and gives each target a credit: every drawn case adds min(1, cap / cost), where
 cap is SLOW_FACTOR times the median target's cost per case, and running a case spends 1. A target at or below
 the cap runs every case; one ten times the median runs about SLOW_FACTOR / 10 of them, spread evenly over the
-run. No target is held back before it has WARMUP results, nor while its cost is under MIN_PACED_S (a few
-milliseconds decide nothing). A steered neighbour (steer.py) always runs on the targets whose failure
+run. A target is not held back while its cost is under MIN_PACED_S (a few milliseconds decide nothing), nor
+before it has WARMUP results, except one that says it builds a model per case (`builds_per_case`: `slow`):
+that one runs the first WARMUP cases and then waits for their costs, where it would otherwise be handed every
+case drawn while its first builds run. A steered neighbour (steer.py) always runs on the targets whose failure
 anchored it: it tests that failure's boundary.
 
 Which case a slow target runs follows the measured costs, so it differs between hosts and between two runs of
@@ -34,13 +36,14 @@ MIN_PACED_S = 0.05  # a cost per case below this never holds a target back
 class Pace:
     """The fuzz's `select(backend, case)` for Lane.run (the module doc), fed every result by `record`."""
 
-    def __init__(self, backends: Sequence[str], pinned: Callable[[str], Collection[str]] = lambda case_id: ()) -> None:
+    def __init__(self, backends: Sequence[str], pinned: Callable[[str], Collection[str]] = lambda case_id: (),
+                 slow: Collection[str] = ()) -> None:
         self.spent = dict.fromkeys(backends, 0.0)
         self.results = Counter[str]()
         self.credit = dict.fromkeys(backends, 0.0)
         self.ran = Counter[str]()
         self.skipped = Counter[str]()
-        self.pinned = pinned
+        self.pinned, self.slow = pinned, set(slow)
         self.lock = threading.Lock()
 
     def record(self, rec: Record) -> None:
@@ -68,7 +71,11 @@ class Pace:
         with self.lock:
             if backend not in self.credit:
                 return True
-            self.credit[backend] = min(self.credit[backend] + self.share(backend), 1.0)
+            if backend in self.slow and self.ran[backend] >= WARMUP and self.cost(backend) is None:
+                share = 0.0  # its first builds still running: their cost is not known yet
+            else:
+                share = self.share(backend)
+            self.credit[backend] = min(self.credit[backend] + share, 1.0)
             run = self.credit[backend] >= 1.0 or backend in self.pinned(case.id)
             if run:
                 self.credit[backend] = max(self.credit[backend] - 1.0, 0.0)
