@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from harness.model.loader import load_cases  # noqa: E402
-from harness.model.shard import COSTS, case_cost, case_key, estimate, shard  # noqa: E402
+from harness.model.shard import COSTS, case_cost, case_key, case_macs, estimate, fit_line, shard  # noqa: E402
 
 
 def read_shard(folder: Path) -> tuple[dict[str, float], dict[str, float], float | None, int]:
@@ -92,8 +92,11 @@ def main(argv: list[str] | None = None) -> int:
     cases = load_cases([str(ROOT / "cases")])
     seen = [c for c in cases if case_key(c) in seconds]
     scale = sum(seconds[case_key(c)] for c in seen) / max(sum(estimate(c) for c in seen), 1.0)  # type: ignore[index]
-    table = {"seconds": {k: round(v, 4) for k, v in sorted(seconds.items())}, "estimate_scale": scale}
-    print(f"\n{len(seen)} of the corpus' {len(cases)} cases recorded; estimate_scale {scale:.3e} s per multiply-add")
+    fixed, per_mac = fit_line([(case_macs(c), seconds[case_key(c)]) for c in seen])  # type: ignore[index]
+    table = {"seconds": {k: round(v, 4) for k, v in sorted(seconds.items())}, "estimate_scale": scale,
+             "fixed_s": round(fixed, 4), "per_mac_s": per_mac}
+    print(f"\n{len(seen)} of the corpus' {len(cases)} cases recorded; an unrecorded case costs {fixed:,.1f} s + "
+          f"{per_mac:.3e} s per multiply-add (the recorded cases' least-squares line)")
     by_estimate = [shard(cases, i, args.count, table={}) for i in range(1, args.count + 1)]
     by_table = [shard(cases, i, args.count, table=table) for i in range(1, args.count + 1)]
     print(f"{args.count} shards by the estimate alone: {spread(loads(by_estimate, seconds, table))}")

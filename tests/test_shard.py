@@ -120,3 +120,20 @@ def test_recorded_costs_decide_the_partition_and_the_estimate_fills_in(tmp_path)
 
     assert parts(table) == {frozenset({"d"}), frozenset({"big"}), frozenset({"a", "b", "c"})}
     assert frozenset({"d"}) not in parts({})  # by the estimate alone d is small, and shares a shard
+    # with the fitted line, an unseen case costs its fixed part plus its multiply-adds at the fitted rate
+    from harness.model.shard import case_macs
+    lined = {**table, "fixed_s": 50.0, "per_mac_s": 1e-3}
+    assert case_cost(by_id["big"], lined, tmp_path) == pytest.approx(50.0 + 1e-3 * case_macs(by_id["big"]))
+    assert case_cost(by_id["a"], lined, tmp_path) == 10.0  # a recorded case keeps its seconds
+
+
+def test_fit_line_keeps_both_terms_non_negative():
+    """The unseen cases' line, by hand: exact points give their line back; a falling cloud gives its mean, flat;
+    a line whose intercept would be negative goes through the origin."""
+    from harness.model.shard import fit_line
+
+    assert fit_line([(0, 2.0), (10, 12.0), (20, 22.0)]) == pytest.approx((2.0, 1.0))
+    assert fit_line([(0, 9.0), (10, 3.0)]) == pytest.approx((6.0, 0.0))
+    fixed, slope = fit_line([(1, 0.0), (2, 10.0)])  # least squares: intercept -10, so through the origin
+    assert fixed == 0.0 and slope == pytest.approx((1 * 0 + 2 * 10) / (1 + 4))
+    assert fit_line([]) == (0.0, 0.0)

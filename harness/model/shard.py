@@ -6,7 +6,10 @@ build's time spread over the cases it built, keyed `file name::case id` as recor
 bench/shard_costs.py writes it from a nightly run's shards).
 A case the table has not seen (a new case, another corpus) costs an estimate: a fixed part (the per-case
 call and, for compilers, a build) plus the multiply-adds of the convolution, in seconds by the table's
-`estimate_scale` (the recorded seconds of its cases over their estimates). Cases are dealt largest first
+`fixed_s` + `per_mac_s` x multiply-adds, the line the table's recorded cases fit (least squares, neither term
+negative: a nightly's cost per case is mostly fixed, the builds and calls of every target, and the arithmetic
+adds to it on the model-sized layers), or, in a table without that fit, `estimate_scale` (the recorded seconds
+of its cases over their estimates). Cases are dealt largest first
 to the currently lightest shard (LPT), ties broken by file and id, so every machine computes the same
 partition and the shards' union is the full run.
 """
@@ -59,7 +62,7 @@ def case_key(case: Case, corpus: Path = COSTS.parent) -> str | None:
 
 @functools.cache
 def load_costs(path: Path = COSTS) -> dict[str, Any]:
-    """The committed cost table ({"seconds": {key: s}, "estimate_scale": s per multiply-add, ...}); {} without one."""
+    """The committed cost table ({"seconds": {key: s}, "fixed_s": s, "per_mac_s": s, ...}); {} without one."""
     try:
         table = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -74,7 +77,27 @@ def case_cost(case: Case, table: dict[str, Any] | None = None, corpus: Path = CO
     recorded = table.get("seconds", {}).get(key) if key is not None else None
     if recorded is not None:
         return float(recorded)
+    if "fixed_s" in table:
+        return float(table["fixed_s"]) + float(table.get("per_mac_s", 0.0)) * case_macs(case)
     return estimate(case) * float(table.get("estimate_scale", 1.0))
+
+
+def fit_line(points: Sequence[tuple[float, float]]) -> tuple[float, float]:
+    """(fixed_s, per_mac_s): the least-squares line through (multiply-adds, seconds) with neither term negative
+    (a negative slope becomes a flat mean, a negative intercept a line through the origin); (0, 0) for no points."""
+    if not points:
+        return 0.0, 0.0
+    n = len(points)
+    mx, my = sum(x for x, _ in points) / n, sum(y for _, y in points) / n
+    sxx = sum((x - mx) ** 2 for x, _ in points)
+    slope = sum((x - mx) * (y - my) for x, y in points) / sxx if sxx > 0 else 0.0
+    if slope <= 0:
+        return my, 0.0
+    fixed = my - slope * mx
+    if fixed < 0:
+        xx = sum(x * x for x, _ in points)
+        return 0.0, sum(x * y for x, y in points) / xx
+    return fixed, slope
 
 
 def shard(cases: Sequence[Case], index: int, count: int, table: dict[str, Any] | None = None,
