@@ -7,7 +7,7 @@ What happens: tf.nn.conv2d_transpose(x, w, [1, 6, 6, 1], strides=2, padding=[[0,
 
 Expected: the ONNX model computes what TensorFlow computes: ConvTranspose pads [1, 1, 0, 0] (begin, begin, end, end) for this call (https://onnx.ai/onnx/operators/onnx__ConvTranspose.html).
 
-Mechanism: tf2onnx/onnx_opset/nn.py (v1.17.0), ConvTranspose.version_1, computes total = full - output_shape per dimension and sets pads int(total / 2) before, the rest after, ignoring the padding attribute; with a negative total the pads are negative.
+Mechanism: tf2onnx/onnx_opset/nn.py (v1.17.0, lines 485-495), ConvTranspose.version_1, computes total = full - output_shape per dimension and sets pads int(total / 2) before, the rest after, ignoring the padding attribute; with a negative total the pads are negative.
 
 Symptoms:
 - Explicit pads that are not split evenly with the larger half after: every value shifted by one or more positions.
