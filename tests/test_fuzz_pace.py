@@ -106,3 +106,13 @@ def test_a_target_that_builds_per_case_waits_for_its_first_costs() -> None:
         pace.record(_record("compiler", f"c{i}", 0.09))
         pace.record(_record("eager", f"c{i}", 0.09))
     assert pace.select("compiler", dataclasses.replace(base, id="c12"))  # as cheap as the other: every case again
+
+
+def test_the_help_says_the_defaults(capsys: pytest.CaptureFixture[str]) -> None:
+    from harness.commands.cli import main
+
+    with pytest.raises(SystemExit) as done:
+        main(["fuzz", "--help"])
+    assert done.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())  # argparse wraps the lines
+    assert "subnormal" in out and f"{round(RELATION_SHARE * 100)}% of the cases" in out and "twice the median" in out

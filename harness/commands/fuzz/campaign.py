@@ -65,7 +65,12 @@ class FuzzUsage(ValueError):
 
 
 def add_parser(sub: Any) -> None:
-    fz = sub.add_parser("fuzz", help="generate cases from the schema's space, judge them, write down new findings")
+    fz = sub.add_parser("fuzz", help="generate cases from the schema's space, judge them, write down new findings",
+                        description="Generate seeded cases biased to the boundaries conv bugs live on, judge them like "
+                        f"`convdiff run` (gradients on {round(GRADIENT_SHARE * 100)}% of the valid ones), steer toward new "
+                        "failures, minimize each new "
+                        "finding. A target whose cost per case is above twice the median target's runs that share of "
+                        "the cases (harness/commands/fuzz/pace.py).")
     fz.add_argument("--backends", help="comma-separated backend names, module:Class or name=module:Class "
                     "(default: every installed backend)")
     fz.add_argument("--known-issues", action="append", default=[], metavar="FILE",
@@ -83,7 +88,8 @@ def add_parser(sub: Any) -> None:
     fz.add_argument("--timeout", type=float, default=30.0, help="seconds a single case may take (default 30: configs are tiny)")
     fz.add_argument("--relations", metavar="LIST", help="judge these metamorphic relations on every generated "
                     "case (comma-separated, all, or none), as `convdiff run --relations`; by default "
-                    f"{', '.join(DEFAULT_RELATIONS)} on a seeded {RELATION_SHARE:.0%} of the cases")
+                    f"{', '.join(DEFAULT_RELATIONS)} on each target's first case of each float dtype and on a seeded "
+                    f"{round(RELATION_SHARE * 100)}%% of the cases")
     fz.add_argument("--minimize-budget", type=float, default=300.0,
                     help="seconds spent minimizing new signatures in all (default 300)")
 
