@@ -3,9 +3,9 @@
 Kind: wrong-value
 Ask: A fix: put the vector ISA inductor picks (pick_vec_isa) into the FX graph cache key, so that a process under another ISA recompiles.
 
-What happens: A frozen Conv1d(3, 4, 4, padding="same") compiled on an AVX-512 CPU writes the FX graph cache (its asymmetric pad is a generated C++ loop). Compiled again in a second process with ATEN_CPU_CAPABILITY=avx2 and the same TORCHINDUCTOR_CACHE_DIR, it hits that entry and builds source generated for 16-float vectors with AVX2 flags: half of each vector step is never written, and the output is 1.1 to 4.7e23 off eager (2026-11-29, AMD EPYC Zen 4). Source generated for AVX2 and read under ATEN_CPU_CAPABILITY=default fails to build ("'at::vec' has not been declared").
+What happens: A frozen Conv1d(3, 4, 4, padding="same") compiled on an AVX-512 CPU writes the FX graph cache (its asymmetric pad is a generated C++ loop). Compiled again in a second process with ATEN_CPU_CAPABILITY=avx2 and the same TORCHINDUCTOR_CACHE_DIR, it hits that entry and builds source for 16-float vectors with AVX2 flags: half of each vector step is never written, 1.1 to 4.7e23 off eager (2026-11-29, AMD EPYC Zen 4). Source generated for AVX2 and read under ATEN_CPU_CAPABILITY=default fails to build ("'at::vec' has not been declared").
 
-Expected: The cache key covers what the generated code depends on, so the second process recompiles and matches eager, as it does with a fresh cache; a cache copied to a machine with another CPU is the same case.
+Expected: The cache key covers what the generated code depends on, so the second process recompiles and matches eager, as with a fresh cache (or a cache copied to another CPU).
 
 Mechanism: torch/_inductor/codecache.py (torch 2.13.0), FxGraphHashDetails: on CPU the system info in the key is empty, while the kernel source is specialized to the vector width of pick_vec_isa() (torch/_inductor/cpu_vec_isa.py, which follows the CPU and ATEN_CPU_CAPABILITY) and the build flags come from the ISA picked when it is loaded.
 """

@@ -3,11 +3,11 @@
 Kind: wrong-value
 Ask: a fix: size the buffer in createTransposedInputPadding for the crop offset plus the output length.
 
-What happens: An ONNX ConvTranspose with input 1x2x4, weight 2x1x1, strides 3, pads [1, 1], output_padding 2 compiles for llvm-cpu and has the right shape, 1x1x10, but its last element, which no input reaches, is 10 instead of 0. 10 is channel 1's first input: channel 0's window reads one element past the end of its row, and channel 1's read lands past the whole buffer (whatever memory follows; 0 in this run). With output_padding 1, or pads [0, 0], the result is right. 2-D axes of the same kind go wrong too (up to 6 off on normal data).
+What happens: An ONNX ConvTranspose with input 1x2x4, weight 2x1x1, strides 3, pads [1, 1], output_padding 2 compiles for llvm-cpu with the right shape, 1x1x10, but its last element, which no input reaches, is 10, not 0. 10 is channel 1's first input: channel 0 reads one element past its row, and channel 1 past the whole buffer (whatever follows; 0 here). Output_padding 1 or pads [0, 0] give the right result; 2-D axes fail alike (up to 6 off).
 
 Expected: the ConvTranspose output (https://onnx.ai/onnx/operators/onnx__ConvTranspose.html): the full transposed result cropped by the pads, then output_padding elements that no input reaches: [0, 0, 2002, 0, 0, 3003, 0, 0, 4004, 0].
 
-Mechanism: lib/Conversion/TorchToLinalg/Linear.cpp, createTransposedInputPadding (lines 1706-1738, torch-mlir 0029fc2): for a negative effective padding d*(k-1)-p = -1 it inserts the strided input into a buffer of max(innerSize, outerSize) = 10 elements, then extracts outerSize = 10 from offset 1, so index 10 is past the end. The buffer needs max(innerSize, outerSize + crop). PR 4650 fixed the same interplay in the TOSA lowering.
+Mechanism: lib/Conversion/TorchToLinalg/Linear.cpp, createTransposedInputPadding (lines 1706-1738, torch-mlir 0029fc2): for an effective padding d*(k-1)-p = -1 it inserts the strided input into a buffer of max(innerSize, outerSize) = 10 elements, then extracts 10 from offset 1: index 10 is past the end. It needs max(innerSize, outerSize + crop). PR 4650 fixed the same in the TOSA lowering.
 """
 import sys
 from importlib.metadata import version

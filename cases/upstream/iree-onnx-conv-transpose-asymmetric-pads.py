@@ -3,11 +3,11 @@
 Kind: valid-refused
 Ask: a feature: lower unequal pads as the symmetric min(begin, end) followed by a slice of the difference, or at least an error that says why.
 
-What happens: IREE's iree-compile refuses an ONNX ConvTranspose whose pads differ at the two ends of an axis (1-D, input 3, kernel 3, pads [2, 0]) with only "failed to legalize operation 'torch.operator' that was explicitly marked illegal"; the reason is not shown. auto_pad SAME_UPPER/SAME_LOWER with an odd total padding (kernel 3, strides 2: the common 2x upsampling layer) is refused the same way. Measured in 1-D to 3-D, NCHW and NHWC, float32 and float64. Equal pads compile and are right; ONNX Runtime 1.32 and onnx.reference run both models.
+What happens: iree-compile refuses an ONNX ConvTranspose whose pads differ at the two ends of an axis (1-D, input 3, kernel 3, pads [2, 0]) with only "failed to legalize operation 'torch.operator' that was explicitly marked illegal", no reason. auto_pad SAME_UPPER/SAME_LOWER with an odd total padding (kernel 3, strides 2: a common 2x upsampling) likewise. Measured in 1-D to 3-D, NCHW and NHWC, float32 and float64. Equal pads are right; ONNX Runtime 1.32 and onnx.reference run both.
 
 Expected: pads [x1_begin, x2_begin, ..., x1_end, x2_end, ...] may differ per side (https://onnx.ai/onnx/operators/onnx__ConvTranspose.html); here the full transposed result [1, 12, 123, 230, 300] with 2 elements cropped at the start: [123, 230, 300].
 
-Mechanism: lib/Conversion/TorchOnnxToTorch/DefaultDomainAtoF.cpp, the ConvTranspose pattern (torch-mlir 0029fc2): lines 2008-2013 fail the match with "padding values for the beginning and ending along each spatial axis must be equal", lines 1973-1979 with "... auto-padding to produce asymmetric padding which isn't currently supported", both marked TODO, since torch.aten.convolution takes one padding per axis. The Conv pattern already handles unequal pads with a torch.aten.pad in front.
+Mechanism: lib/Conversion/TorchOnnxToTorch/DefaultDomainAtoF.cpp, the ConvTranspose pattern (torch-mlir 0029fc2): lines 2008-2013 fail the match with "padding values for the beginning and ending along each spatial axis must be equal", lines 1973-1979 with "... auto-padding to produce asymmetric padding which isn't currently supported", both TODO, as torch.aten.convolution takes one padding per axis. The Conv pattern already puts a torch.aten.pad in front.
 """
 import sys
 from importlib.metadata import version

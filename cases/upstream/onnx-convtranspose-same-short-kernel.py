@@ -1,17 +1,17 @@
 """ConvTranspose auto_pad SAME with kernel < stride: shape inference gives (L-1)*stride + kernel, the operator text and onnx.reference L*stride
 
 Kind: wrong-value
-Ask: a fix to shape inference (input * stride, as the text says), and a sentence on where uncovered elements go when the total padding is negative.
+Ask: a fix to shape inference (input * stride, as the text says), and a sentence on where an uncovered element goes.
 
-What happens: ConvTranspose with auto_pad SAME_UPPER or SAME_LOWER, strides 2, kernel 1, length-3 input: shape inference types the output [1, 1, 5]; onnx.reference returns 6 elements. Unchanged in onnx 1.23.2.
+What happens: ConvTranspose, auto_pad SAME_UPPER or SAME_LOWER, strides 2, kernel 1, length-3 input: shape inference says [1, 1, 5]; onnx.reference returns 6 elements. Unchanged in onnx 1.23.2.
 
-Expected: "SAME_UPPER or SAME_LOWER mean pad the input so that output_shape[i] = input_shape[i] * strides[i]" (https://onnx.ai/onnx/operators/onnx__ConvTranspose.html): 6. The total padding is then -1; where the uncovered element goes is unsaid (TensorFlow's SAME appends it).
+Expected: "SAME_UPPER or SAME_LOWER mean pad the input so that output_shape[i] = input_shape[i] * strides[i]" (https://onnx.ai/onnx/operators/onnx__ConvTranspose.html): 6. The total padding is then -1; where the uncovered element goes is unsaid (TensorFlow appends it).
 
-Mechanism: onnx/defs/nn/defs.cc, convTransposeShapeInference, clamps the total padding at 0 (lines 1227-1228, main f754691; 1176-1178 in v1.17.0); onnx/reference/ops/op_conv_transpose.py (lines 52-57) keeps it negative.
+Mechanism: onnx/defs/nn/defs.cc, convTransposeShapeInference, clamps the total padding at 0 (lines 1227-1228, main f754691); onnx/reference/ops/op_conv_transpose.py (lines 52-57) keeps it negative.
 
 Symptoms:
 - ONNX Runtime 1.32, OpenVINO 2026.4.1, TVM 0.27's Relax importer: 5 elements, as shape inference
-- IREE 3.13: 6, but fails ("'tensor.cast' ... cast incompatible") when another node consumes it
+- IREE 3.13: 6, but fails ("cast incompatible") when another node consumes it
 """
 import sys
 import numpy as np
