@@ -3,16 +3,16 @@
 Kind: wrong-value
 Ask: A fix: clamp Conv3D's SAME padding at 0 before halving it, as the 2-D patch code does.
 
-What happens: With oneDNN off (TF_ENABLE_ONEDNN_OPTS=0, the default on CPUs without AVX-512 VNNI/BF16/AMX), tf.nn.conv3d(padding="SAME") returns 2 where 1 is right for H = 3, a 1x1x1 kernel and stride 3. Of 360 single-axis shapes (kernel 1-3, stride 1-5, length 1-8), exactly the 45 with pad_total = (out - 1) * stride + kernel - in <= -2 are wrong, shifted by trunc(pad_total / 2).
+What happens: With oneDNN off (TF_ENABLE_ONEDNN_OPTS=0, the default without AVX-512 VNNI/BF16/AMX), tf.nn.conv3d(padding="SAME") returns 2, not 1, for H = 3, kernel 1, stride 3. Of 360 single-axis shapes (kernel 1-3, stride 1-5, length 1-8), exactly the 45 with pad_total = (out - 1) * stride + kernel - in <= -2 are wrong, shifted by trunc(pad_total / 2).
 
-Expected: SAME pads max(pad_total, 0) in all, half of it before (https://www.tensorflow.org/api_docs/python/tf/nn#notes_on_padding_2): here no padding, so SAME equals VALID.
+Expected: SAME pads max(pad_total, 0), half before (https://www.tensorflow.org/api_docs/python/tf/nn#notes_on_padding_2): here none, as VALID.
 
-Mechanism: Eigen's TensorVolumePatch.h (vendored; lines 269-274 in tensorflow-cpu 2.21.0, unchanged on Eigen master) halves dz into the top padding for PADDING_SAME without clamping dz at 0; TensorImagePatch.h clamps (the fix of #14601).
+Mechanism: Eigen's TensorVolumePatch.h (vendored; lines 269-274 in tensorflow-cpu 2.21.0, unchanged on Eigen master) halves dz into the top padding for PADDING_SAME without clamping it at 0; TensorImagePatch.h clamps (#14601).
 
 Symptoms:
 - oneDNN off: tf.nn.conv3d, eager and tf.function, in float32, float64, float16 and bfloat16.
-- oneDNN on: float64, and float16/bfloat16 where TensorFlow keeps them off oneDNN (float16 on AMD Zen 4).
-- keras.layers.Conv3D (channels_last, ungrouped) and keras.ops.conv alike.
+- oneDNN on: float64, and float16/bfloat16 where they stay off oneDNN (float16 on AMD Zen 4).
+- keras.layers.Conv3D (channels_last, ungrouped) and keras.ops.conv.
 """
 import os
 os.environ["TF_ENABLE_ONEDNN_OPTS"] = "0"  # TensorFlow's own CPU Conv3D, as on CPUs without AVX-512 VNNI/BF16/AMX

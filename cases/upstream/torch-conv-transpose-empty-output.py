@@ -3,7 +3,7 @@
 Kind: invalid-accepted
 Ask: Please make the CPU kernels agree on an output length of 0 (all raise, as the native kernel does, or all return the empty tensor, as oneDNN and, since PR #171888, CUDA do) and document the rule.
 
-What happens: Adding to this thread: on CPU the outcome depends on which kernel runs. conv_transpose2d of a 3x3 input, kernel 2, padding (2, 0) (output height (3 - 1) + 2 - 4 = 0): float32 with groups 1 (the native slow_conv_transpose2d) raises "Output size is too small"; float32 with groups 2, and bfloat16 on CPUs with AVX-512 (oneDNN), return a (1, 2, 0, 4) tensor. Under ONEDNN_MAX_CPU_ISA=AVX2 bfloat16 leaves oneDNN and raises again, so the same call raises or returns by CPU. torch.compile returns the empty tensor for 2-D/3-D and refuses 1-D at fake-tensor time; the ONNX export is refused by ONNX Runtime.
+What happens: On CPU the outcome depends on which kernel runs. conv_transpose2d of a 3x3 input, kernel 2, padding (2, 0) (output height (3 - 1) + 2 - 4 = 0): float32 with groups 1 (the native slow_conv_transpose2d) raises "Output size is too small"; float32 with groups 2, and bfloat16 on CPUs with AVX-512 (oneDNN), return a (1, 2, 0, 4) tensor. Under ONEDNN_MAX_CPU_ISA=AVX2 bfloat16 leaves oneDNN and raises again, so the same call raises or returns by CPU. torch.compile returns the empty tensor for 2-D/3-D and refuses 1-D; ONNX Runtime refuses the ONNX export.
 
 Expected: One documented answer for an output length of 0 (https://pytorch.org/docs/stable/generated/torch.nn.ConvTranspose2d.html gives the length formula, not the rule).
 

@@ -1,11 +1,11 @@
 """CPU float16/bfloat16 ConvTranspose and conv backward add overlapping taps in the half type where oneDNN has no kernel for the dtype
 
 Kind: wrong-value
-Ask: Please accumulate col2im/col2vol and the backward's unfolded accumulation in float, as the CUDA col2im does, so that these paths round once.
+Ask: Please accumulate col2im/col2vol and the backward's unfolded accumulation in float, as CUDA's col2im does.
 
-What happens: Adding the diagnosis to this thread: where oneDNN has no float16 kernels (CPUs without AVX512-FP16) or no bfloat16 kernels (AVX2 CPUs, or ONEDNN_MAX_CPU_ISA=AVX2), ConvTranspose1d/2d/3d and Conv1d/2d/3d's grad_input round after every overlapping tap. x = 1 and a 9-tap kernel [1, t, ..., t], t a quarter of an ulp at 1: the element all taps overlap is 1.0, where the float32 sum rounded once is 1 + 8t (bfloat16 1.015625, float16 1.0019531). A 3x3x3 kernel is 6.2 bfloat16 ulps off, 6.45 float16.
+What happens: Where oneDNN has no float16 kernels (CPUs without AVX512-FP16) or no bfloat16 kernels (AVX2 CPUs, or ONEDNN_MAX_CPU_ISA=AVX2), ConvTranspose1d/2d/3d and Conv1d/2d/3d's grad_input round after every overlapping tap. x = 1, kernel [1, t, ..., t] (9 taps, t a quarter ulp at 1): where all taps overlap the result is 1.0, not 1 + 8t rounded once (bfloat16 1.015625, float16 1.0019531). A 3x3x3 kernel is 6.2 bfloat16 ulps off, 6.45 float16.
 
-Expected: The result within one rounding to the half type, as oneDNN's kernels and the CUDA path give.
+Expected: The result within one rounding to the half type, as oneDNN and CUDA give.
 
 Mechanism: slow_conv_transpose2d/3d (NaiveConvolutionTranspose2d.cpp/3d.cpp, torch 2.13.0) round the GEMM's columns to scalar_t, then col2im (im2col.h) / col2vol (vol2col.h) add them with data_im[...] += data_col[...] in scalar_t; the backward's unfolded2d_acc (Unfold2d.cpp) and Unfold3dAccCPU (Unfold3d.cpp) do the same. CUDA's col2im_device (im2col.cuh) accumulates in accT.
 
