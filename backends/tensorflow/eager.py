@@ -49,8 +49,11 @@ def resolve(case: Case) -> tuple[Pairs, list[int], list[int], list[int]]:
     return pads, ext, out, full
 
 
-def same_pads(case: Case) -> Pairs:
-    """TF SAME input pads of a forward conv (total//2 before, the rest after)."""
+def same_pads(case: Case) -> Pairs | None:
+    """TF SAME input pads of a forward conv (total//2 before, the rest after); None for a stride below 1 (an
+    invalid case's), which has no SAME."""
+    if min(case.stride) < 1:
+        return None
     out = []
     for n, k, s, d in zip(case.input_size, case.kernel_size, case.stride, case.dilation):
         total = max((-(-n // s) - 1) * s + d * (k - 1) + 1 - n, 0)
