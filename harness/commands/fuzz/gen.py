@@ -112,6 +112,11 @@ class Draw:
     def booleans(self) -> bool:
         return self.rnd.random() < 0.5
 
+    def axis(self, rank: int) -> int:
+        """The spatial axis a focus shapes: the last one half the time (the one kernels vectorize along, and the
+        one the `[-1]` features of harness/model/features.py look at), else any."""
+        return rank - 1 if self.booleans() else self.integers(0, rank - 1)
+
     def weighted(self, *pairs: tuple[Any, int]) -> Any:
         """A value of (value, weight) pairs, in proportion to its weight."""
         return self.rnd.choices([v for v, _ in pairs], weights=[n for _, n in pairs])[0]
@@ -123,7 +128,7 @@ def _dims(r: Draw, rank: int, transpose: bool, focus: str) -> dict[str, list]:
     k = [r.integers(1, ksz) for _ in range(rank)]
     s = [r.weighted((1, 3), (2, 3), (3, 1)) for _ in range(rank)]
     d = [r.weighted((1, 5), (2, 2), (3, 1)) for _ in range(rank)]
-    j = r.integers(0, rank - 1)  # the dim the focus shapes
+    j = r.axis(rank)  # the dim the focus shapes
     if focus == "stride_remainder":
         s[j] = r.integers(2, 3)
         L[j] = s[j] * r.integers(0, MAX_INPUT[rank] // s[j] - 1) + r.integers(1, s[j] - 1)
@@ -250,7 +255,7 @@ def boundary(r: Draw, focus: str, fields: dict[str, Any]) -> dict[str, Any]:
     dtype or layout); the loader's checks decide afterwards whether it stayed valid."""
     f = per_dim_lists(fields)
     rank, transpose = op_rank(f["op"]), op_is_transpose(f["op"])
-    j = r.integers(0, rank - 1)
+    j = r.axis(rank)
     n, k, s, d = (f[name] for name in ("input_size", "kernel_size", "stride", "dilation"))
     if focus in ("out_one", "pad_reach", "outpad_stride") and isinstance(f["padding"], str):
         f["padding"] = [[0, 0] for _ in range(rank)]

@@ -107,7 +107,7 @@ def invalid_fields(r: Draw, f: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     cls = r.weighted(*CONV_INVALID, *(TRANSPOSE_INVALID if transpose else ()))
     f = _lists(f, rank)
     n, k, s, d, e = (f[name] for name in PER_AXIS)
-    j = r.integers(0, rank - 1)
+    j = r.axis(rank)
     if cls == "empty_output":
         _empty_output(r, f, j, transpose)
     elif cls == "kernel_reach" and not transpose:  # the dilated kernel reaches past the padded input
