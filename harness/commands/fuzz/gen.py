@@ -16,7 +16,7 @@ along either). harness/commands/fuzz/invalid.py turns a share of the configs int
 invalid forms; harness/commands/fuzz/steer.py draws the neighbours of failures on top of these.
 
 Every config is drawn from its own `random.Random(f"{seed}:{index}:{attempt}")` (the
-small `Draw` below: integers, choices, weighted choices), so the same seed gives the same
+small `Draw` of draw.py: integers, choices, weighted choices), so the same seed gives the same
 configs in the same order on every machine, and each one can be regenerated alone.
 Hypothesis is not used here: its public API shrinks failing tests but has no seeded,
 streaming draw, and its internal one changes between releases. Each config goes through the loader's
@@ -32,6 +32,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, get_args
 
+from harness.commands.fuzz.draw import Draw
 from harness.commands.fuzz.invalid import (  # noqa: F401 - the classes, re-exported for callers of gen
     INVALID_CLASSES,
     SCHEMA_INVALID_CLASSES,
@@ -93,33 +94,6 @@ class Config:
     case: Case | None
     kind: str  # valid | invalid | schema_invalid
     focus: str  # the focus (valid), or the invalid class
-
-
-class Draw:
-    """Seeded draws for one config attempt."""
-
-    def __init__(self, key: str) -> None:
-        self.key = key
-        self.rnd = random.Random(key)
-
-    def integers(self, lo: int, hi: int) -> int:
-        """Uniform on [lo, hi], both ends included."""
-        return self.rnd.randint(lo, hi)
-
-    def sampled_from(self, values: Any) -> Any:
-        return self.rnd.choice(list(values))
-
-    def booleans(self) -> bool:
-        return self.rnd.random() < 0.5
-
-    def axis(self, rank: int) -> int:
-        """The spatial axis a focus shapes: the last one half the time (the one kernels vectorize along, and the
-        one the `[-1]` features of harness/model/features.py look at), else any."""
-        return rank - 1 if self.booleans() else self.integers(0, rank - 1)
-
-    def weighted(self, *pairs: tuple[Any, int]) -> Any:
-        """A value of (value, weight) pairs, in proportion to its weight."""
-        return self.rnd.choices([v for v, _ in pairs], weights=[n for _, n in pairs])[0]
 
 
 def _dims(r: Draw, rank: int, transpose: bool, focus: str) -> dict[str, list]:

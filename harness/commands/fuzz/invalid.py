@@ -16,13 +16,11 @@ would be a false accepted_invalid.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from harness.commands.fuzz.draw import Draw
 from harness.model.case import COMPLEX_DTYPES, FLOAT_DTYPES, INTEGER_DTYPES, QUANT_DTYPES, op_is_transpose, op_rank
 from harness.model.schema import CaseModel
-
-if TYPE_CHECKING:
-    from harness.commands.fuzz.gen import Draw
 
 # (class, weight): the classes every op can have; output_padding_ge_max only transposed convs can.
 CONV_INVALID = (("empty_output", 4), ("kernel_reach", 1), ("groups_not_dividing", 2), ("stride_nonpositive", 2),
