@@ -22,7 +22,7 @@ from harness.model.loader import load_file
 pytestmark = pytest.mark.xdist_group("test_fuzz")
 
 MUTANTS = ("flip_kernel", "ignore_output_padding", "swap_transpose_weight_axes")
-SEED, CASES = 3, 24
+SEED, CASES = 4, 24  # a seed whose first cases hold transposed ones with output_padding and in != out channels
 
 
 @pytest.fixture(scope="module")
