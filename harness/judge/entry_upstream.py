@@ -29,6 +29,7 @@ KINDS: dict[str, str] = {  # kind -> the ask a report makes when the entry state
     "valid-refused": "support for this input, or an error that names the limitation",
     "invalid-accepted": "an error for this input",
     "by-design-undocumented": "documentation of this behaviour, or a warning",
+    "by-design-documented": "",  # the framework documents it (or a spec declares it): recorded for users, no report
 }
 LATEST_RESULTS = ("shows", "fixed", "not-run")
 UPSTREAM_FIELDS = ("kind", "root", "component", "searched", "latest", "ask")

@@ -111,7 +111,7 @@ class KnownIssue:
     checked: dict[str, str] = field(default_factory=dict)  # {date, versions}: when the entry was last re-measured
     fixed_in: str = ""    # the release that fixes it upstream, where one does ("torch 2.14")
     source: str = ""      # the file the entry comes from
-    kind: str = ""        # wrong-value | crash | valid-refused | invalid-accepted | by-design-undocumented
+    kind: str = ""        # wrong-value | crash | valid-refused | invalid-accepted | by-design-(un)documented
     root: str = ""        # the root cause's id: entries sharing it make one upstream report (default: own id)
     component: Component | None = None  # the vendored component the defect lives in, and its tracker
     searched: tuple[str, ...] = ()      # "owner/repo: what was searched", as of checked.date
