@@ -289,15 +289,16 @@ def test_only_a_confirmed_rule_is_said(tmp_path: Path) -> None:
                      "sentence's rendering is held above without a run")
 def test_scope_sentence_from_a_planted_bug(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     """A planted bug whose scope is known (padding_scaled_by_dilation: the pad before times the dilation, so wrong
-    exactly when an axis has dilation > 1 and a pad before): `--scope` finds that rule on fresh cases and the
-    report's details say it with its counts."""
+    exactly when an axis has dilation > 1 and a pad before; the entry takes the forward convs, whose output it
+    lengthens): `--scope` finds that rule on fresh cases and the report's details say it with its counts."""
     (tmp_path / "upstream").mkdir()
     (tmp_path / "upstream" / "fx.py").write_text(_SNIPPET)
     known = tmp_path / "known_issues.yaml"
     known.write_text(textwrap.dedent("""\
         issues:
-          - {id: fx, backend: "mutant:padding_scaled_by_dilation", cases: {
-             when: "any(d > 1 and pb > 0 for d, pb in zip(dilation, pad_before))"}, status: mismatch, reason: r,
+          - {id: fx, backend: "mutant:padding_scaled_by_dilation", cases: {op: "conv?d",
+             when: "any(d > 1 and pb > 0 for d, pb in zip(dilation, pad_before))"}, status: [mismatch, shape_mismatch],
+             reason: r,
              link: none found, tracker: pytorch/pytorch, kind: wrong-value}
         """))
     out = tmp_path / "out"
@@ -305,7 +306,7 @@ def test_scope_sentence_from_a_planted_bug(tmp_path: Path, capsys: pytest.Captur
                  "--others", "torch"]) == 0
     rule = stored(resolve("fx", layered([str(known)], [])))
     assert rule is not None and rule.confirmed and "dilation" in rule.words and "pad before" in rule.words, rule
-    assert rule.fails_inside >= 12 and rule.passes_inside == 0 and rule.fails_outside == 0
+    assert rule.fails_inside >= 12 and rule.passes_inside == 0 and rule.fails_outside == 0, rule
     assert f"It fails exactly when {rule.words}" in (out / "fx.md").read_text().split("<details", 1)[1]
 
 

@@ -37,6 +37,7 @@ from harness.model.case import Case
 SCOPES = "scope"  # <folder>/scope/<root>.json
 PER_SIDE = 16  # cases drawn inside the entry's selector to start from, and as many just outside
 DISPUTED = 60  # corpus cases where the rule and the entry's selector disagree, run before a rule is kept
+DISPUTED_ELEMENTS = 20_000  # of input and weight at most: the model layers (2048 channels) take minutes to judge
 
 
 @dataclass(frozen=True)
@@ -91,10 +92,12 @@ def store(root: Root, rule: TestedRule) -> Path:
 
 
 def disputed(entry: KnownIssue, target: str, rule: Rule, corpus: Sequence[Case], n: int = DISPUTED) -> list[Case]:
-    """The n smallest corpus cases on which the rule and the entry's selector disagree (forward outputs)."""
+    """The n smallest corpus cases on which the rule and the entry's selector disagree (forward outputs), of at
+    most DISPUTED_ELEMENTS input and weight elements."""
     from harness.commands.upstream.witness import size
 
-    out = [c for c in corpus if rule.selects(c.params()) != entry.matches(c, target, "cpu", None, "out", c.params())]
+    small = [c for c in corpus if size(c)[0] <= DISPUTED_ELEMENTS]
+    out = [c for c in small if rule.selects(c.params()) != entry.matches(c, target, "cpu", None, "out", c.params())]
     return sorted(out, key=size)[:n]
 
 
