@@ -17,7 +17,7 @@ import random
 import sys
 import time
 from collections import Counter, deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -107,6 +107,7 @@ class Source:
         self.kinds: Counter = Counter()
         self.configs = generate(args.seed, args.invalid_rate, GRADIENT_SHARE, file=cases_file.name)
         self.steer = Steer(args.seed)
+        self.slowest: Callable[[], float] = lambda: 0.0  # a target's largest cost per case (pace.py), when known
 
     def feedback(self, rec: Record) -> None:
         """A result came back: a failure makes its configuration an anchor for later neighbours."""
@@ -137,10 +138,11 @@ class Source:
                 now = time.monotonic()
                 # the cases in flight still run on every target chosen for them when the time is up: stop drawing
                 # when they would take the run past its deadline, at the pace so far or of the last draws (slower
-                # of the two: a machine that got busier)
+                # of the two: a machine that got busier), the last one on the slowest target
                 recent = (now - drawn[0]) / len(drawn) if len(drawn) == drawn.maxlen else 0.0
                 whole = (now - self.start) / len(self.cases) if len(self.cases) >= IN_FLIGHT else 0.0
-                if now + IN_FLIGHT * max(recent, whole) > deadline or (self.args.cases and len(self.cases) >= self.args.cases):
+                tail = IN_FLIGHT * max(recent, whole) + self.slowest()
+                if now + tail > deadline or (self.args.cases and len(self.cases) >= self.args.cases):
                     return
                 drawn.append(now)
                 self.kinds[f"{cfg.kind}:{cfg.focus}"] += 1
@@ -208,6 +210,7 @@ def run_fuzz(args: argparse.Namespace, argv: list[str]) -> int:
     last = [source.start]
     pace = Pace([b for b, _ in targets], pinned=lambda case_id: source.steer.origin.get(case_id, ()),
                 slow=[b for b, _ in targets if get_backend(b).builds_per_case])
+    source.slowest = pace.slowest
 
     def collect(rec: Record) -> None:
         sink(rec)

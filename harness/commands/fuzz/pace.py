@@ -59,6 +59,11 @@ class Pace:
         n = self.results[backend]
         return self.spent[backend] / n if n >= WARMUP else None
 
+    def slowest(self) -> float:
+        """The largest cost per case so far (0 before any is known): what a last case may take on its slowest target."""
+        with self.lock:
+            return max((c for c in (self.cost(b) for b in self.spent) if c is not None), default=0.0)
+
     def share(self, backend: str) -> float:
         """The share of the cases the target runs at its present cost."""
         costs = [c for c in (self.cost(b) for b in self.spent) if c is not None]
