@@ -150,7 +150,7 @@ def quant_lines(case: Case, attrs: dict[str, Any], form: str, inputs: Inputs, no
     else:
         op = "ConvTranspose" if case.transpose else "Conv"
         axis = 1 if case.transpose else 0
-        wpc = (f"per-channel axis={axis}, scale ({case.out_channels // case.groups if case.transpose else case.out_channels},)"
+        wpc = (f"per-channel axis={axis}, scale ({case.out_channels // max(case.groups, 1) if case.transpose else case.out_channels},)"
                if per else "per-tensor")
         lines += [f"x_f = DequantizeLinear(x, x_scale, x_zero_point)  # opset {OPSET}, x {case.dtype}",
                   f"w_f = DequantizeLinear(w int8, w_scale, w_zero_point, axis={axis})  # {wpc}"]

@@ -136,8 +136,9 @@ class TorchAoBackend(TorchThreads, Backend):
         c_out, g = case.out_channels, case.groups
         axis = 1 if case.transpose else 0
         if case.transpose:  # canonical (C_in, C_out/g, *k): torch's layout already
-            w_scales = p.w_scale[: c_out // g]
-            if p.per_channel and np.any(np.tile(w_scales, g) != p.w_scale):
+            groups = max(g, 1)  # below 1: an invalid case's, which torch is handed to refuse
+            w_scales = p.w_scale[: c_out // groups]
+            if p.per_channel and np.any(np.tile(w_scales, groups) != p.w_scale):
                 raise Unsupported("per-channel transposed conv with groups > 1 and scales that differ across "
                                   "groups: torch quantizes the weight along axis 1 of (C_in, C_out/g, *k), "
                                   "C_out/g scales shared by every group")
