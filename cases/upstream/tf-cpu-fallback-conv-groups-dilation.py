@@ -3,14 +3,14 @@
 Kind: valid-refused
 Ask: a feature: dilation and groups in the CPU Conv2DBackpropInput/Filter and Conv3D kernels, or keeping such calls on oneDNN, which runs them.
 
-What happens: With oneDNN on, tf.nn.conv2d_transpose with dilation 2, or 2 groups, runs in float32 with SAME padding. In float64, or with SAME's pads written out as explicit pairs, the same call raises InvalidArgumentError: "Current CPU implementations do not yet support dilation rates larger than 1" / "Gradients for grouped convolutions are not supported on CPU". #28264, #8431 and #51825 were closed; 2.21.0 still refuses.
+What happens: With oneDNN on, a float32 SAME tf.nn.conv2d_transpose with dilation 2 or 2 groups runs. In float64, or with SAME's pads written as explicit pairs, it raises InvalidArgumentError: "Current CPU implementations do not yet support dilation rates larger than 1" / "Gradients for grouped convolutions are not supported on CPU". #28264, #8431 and #51825 were closed; 2.21.0 still refuses.
 
-Expected: the dtype and the padding's form do not decide which convolutions run; oneDNN runs these on the same CPU.
+Expected: dtype and padding form do not decide what runs; oneDNN runs these on the same CPU.
 
-Mechanism: tensorflow/core/kernels/conv_grad_input_ops.h, Conv2DCustomBackpropInputOp (TensorFlow's CPU kernel) refuses dilation in its constructor (a TODO) and groups in Compute (input depth != filter depth); conv_grad_filter_ops.cc and conv_ops_3d.cc alike. The oneDNN rewrite skips float64 and explicit pads (and float16 without AVX512_FP16), so those reach these kernels, as does TF_ENABLE_ONEDNN_OPTS=0.
+Mechanism: tensorflow/core/kernels/conv_grad_input_ops.h, Conv2DCustomBackpropInputOp refuses dilation in its constructor and groups in Compute (input depth != filter depth); conv_grad_filter_ops.cc and conv_ops_3d.cc alike. The oneDNN rewrite skips float64 and explicit pads (and float16 without AVX512_FP16), so those reach these kernels, as does TF_ENABLE_ONEDNN_OPTS=0.
 
 Symptoms:
-- conv1d/2d/3d_transpose (Keras too), dilated or grouped, in those cases; dilated Conv3D: float64, oneDNN off.
+- conv1d/2d/3d_transpose, dilated or grouped, in those cases; dilated Conv3D: float64, oneDNN off.
 - Grouped or dilated conv2d gradients: explicit pads, float16, oneDNN off.
 - Without oneDNN, tf.function fuses grouped Conv2D + BiasAdd into _FusedConv2D, which refuses groups.
 """

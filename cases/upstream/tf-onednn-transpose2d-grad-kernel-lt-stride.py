@@ -3,7 +3,7 @@
 Kind: crash
 Ask: a fix: the oneDNN backward kernels must handle a kernel shorter than the stride (or leave such convolutions to TensorFlow's own kernels), and never write outside their buffers.
 
-What happens: With oneDNN on (the default on x86-64 Linux), tape.gradient of tf.nn.conv2d_transpose(x, w, [1, 8, 10, 6], strides=2, padding="SAME") with a 1x1 kernel (x 1x4x5x4, w 1x1x6x4) kills the process (AMD Zen 4): glibc aborts with "corrupted double-linked list", "corrupted size vs. prev_size" or "double free or corruption", or it dies with SIGSEGV. With TF_ENABLE_ONEDNN_OPTS=0, or ONEDNN_MAX_CPU_ISA=AVX2, the same script prints the right gradients. Keras Conv2DTranspose alike; a process that survives can return wrong values in later convolutions.
+What happens: With oneDNN on (the default on x86-64 Linux), tape.gradient of tf.nn.conv2d_transpose(x, w, [1, 8, 10, 6], strides=2, padding="SAME") with a 1x1 kernel (x 1x4x5x4, w 1x1x6x4) kills the process (AMD Zen 4): glibc aborts with "corrupted double-linked list", "corrupted size vs. prev_size" or "double free or corruption", or it dies with SIGSEGV. With TF_ENABLE_ONEDNN_OPTS=0, or ONEDNN_MAX_CPU_ISA=AVX2, the same script prints the right gradients. Keras Conv2DTranspose alike.
 
 Expected: the gradients: 6 for every input element (each feeds six outputs through a weight of 1) and 20 for every weight (twenty input pixels), as TensorFlow's own kernels give.
 

@@ -1,7 +1,7 @@
 """Conv2DBackpropInput with explicit padding converts to a ConvTranspose whose pads come from output_shape alone: values shifted, or negative pads ONNX Runtime refuses
 
 Kind: wrong-value
-Ask: a fix: in ConvTranspose.version_1, take the pads from the node's explicit_paddings when padding is EXPLICIT (and emit output_padding for a tail no input reaches), rather than splitting full - output_shape evenly.
+Ask: a fix: in ConvTranspose.version_1, take the pads from the node's explicit_paddings when padding is EXPLICIT, rather than splitting full - output_shape evenly.
 
 What happens: tf.nn.conv2d_transpose(x, w, [1, 6, 6, 1], strides=2, padding=[[0, 0], [1, 0], [1, 0], [0, 0]]) on a 3x3 input with a 3x3 kernel crops one row and column before and none after. tf2onnx 1.17.0 writes ConvTranspose pads [0, 0, 1, 1] (none before, one after), so ONNX Runtime returns every value shifted by one: first row [1, 1, 3, 2, 5, 3] where TensorFlow gives [1, 3, 2, 5, 3, 3].
 
