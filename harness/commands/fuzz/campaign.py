@@ -54,9 +54,13 @@ GRADIENT_SHARE = 0.3  # of the valid configs: `gradients: true`, where the worke
 # any float case, and each relation runs the case a few more times: on a compiled path, a build each)
 DEFAULT_RELATIONS, RELATION_SHARE = ("subnormal",), 0.1
 MINIMIZE_SHARE = 0.25  # of a --time budget: the part kept for minimizing new findings
-AHEAD = 6  # cases drawn ahead of the slowest target, and in flight on the workers (pace.py: a slow target runs a
-# share of them, so the cheap ones work on while it builds)
+AHEAD = 3  # cases drawn ahead of the slowest target, and in flight on the workers
 IN_FLIGHT = 2 * AHEAD  # drawn but not yet judged: the prepared ones waiting (prefetch) and those on the workers
+# The draws stop when the cases in flight, at TAIL_MARGIN times the pace of the last draws, and the last one on
+# the slowest target would end past --time: on a shared machine the pace halved within a minute (2026-11-29,
+# 2-core AMD EPYC Zen 4, the 1-minute load from 8 to 22), and 12 cases in flight took 68 s where the pace so far
+# gave 30 s
+TAIL_MARGIN = 2.0
 TICK_S = 30.0
 
 
@@ -141,7 +145,7 @@ class Source:
                 # of the two: a machine that got busier), the last one on the slowest target
                 recent = (now - drawn[0]) / len(drawn) if len(drawn) == drawn.maxlen else 0.0
                 whole = (now - self.start) / len(self.cases) if len(self.cases) >= IN_FLIGHT else 0.0
-                tail = IN_FLIGHT * max(recent, whole) + self.slowest()
+                tail = TAIL_MARGIN * IN_FLIGHT * max(recent, whole) + self.slowest()
                 if now + tail > deadline or (self.args.cases and len(self.cases) >= self.args.cases):
                     return
                 drawn.append(now)
