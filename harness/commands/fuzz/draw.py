@@ -1,9 +1,14 @@
-"""`Draw`: the seeded draws of one generated config (harness/commands/fuzz/gen.py, invalid.py, steer.py)."""
+"""`Draw`: the seeded draws of one generated config (harness/commands/fuzz/gen.py, invalid.py, steer.py), and
+`per_dim_lists`, the per-axis form of a config those modules change one axis at a time."""
 
 from __future__ import annotations
 
 import random
 from typing import Any
+
+from harness.model.case import op_rank
+
+PER_AXIS = ("input_size", "kernel_size", "stride", "dilation", "output_padding")
 
 
 class Draw:
@@ -31,3 +36,18 @@ class Draw:
     def weighted(self, *pairs: tuple[Any, int]) -> Any:
         """A value of (value, weight) pairs, in proportion to its weight."""
         return self.rnd.choices([v for v, _ in pairs], weights=[n for _, n in pairs])[0]
+
+
+def per_dim_lists(fields: dict[str, Any]) -> dict[str, Any]:
+    """The config with every per-axis field as a list (one value per spatial axis) and explicit padding as
+    [before, after] pairs (same/valid stay)."""
+    rank = op_rank(fields["op"])
+    f = dict(fields)
+    for name in PER_AXIS:
+        v = f.get(name, 0 if name == "output_padding" else 1)
+        f[name] = list(v) if isinstance(v, list) else [v] * rank
+    pad = f.get("padding", 0)
+    if not isinstance(pad, str):
+        pads = pad if isinstance(pad, list) else [pad] * rank
+        f["padding"] = [list(p) if isinstance(p, list) else [p, p] for p in pads]
+    return f

@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, get_args
 
-from harness.commands.fuzz.draw import Draw
+from harness.commands.fuzz.draw import Draw, per_dim_lists
 from harness.commands.fuzz.invalid import (  # noqa: F401 - the classes, re-exported for callers of gen
     INVALID_CLASSES,
     SCHEMA_INVALID_CLASSES,
@@ -207,21 +207,6 @@ def valid_fields(r: Draw, focus: str | None = None, op: str | None = None) -> tu
     if epilogue:
         fields["epilogue"] = epilogue
     return focus, _quantized(r, fields)
-
-
-def per_dim_lists(fields: dict[str, Any]) -> dict[str, Any]:
-    """The config with every per-dim field as a list (one value per spatial dim) and explicit padding as
-    [before, after] pairs (same/valid stay)."""
-    rank = op_rank(fields["op"])
-    f = dict(fields)
-    for name in ("input_size", "kernel_size", "stride", "dilation", "output_padding"):
-        v = f.get(name, 0 if name == "output_padding" else 1)
-        f[name] = list(v) if isinstance(v, list) else [v] * rank
-    pad = f.get("padding", 0)
-    if not isinstance(pad, str):
-        pads = pad if isinstance(pad, list) else [pad] * rank
-        f["padding"] = [list(p) if isinstance(p, list) else [p, p] for p in pads]
-    return f
 
 
 def boundary(r: Draw, focus: str, fields: dict[str, Any]) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.commands.fuzz.draw import Draw
+from harness.commands.fuzz.draw import PER_AXIS, Draw, per_dim_lists
 from harness.model.case import COMPLEX_DTYPES, FLOAT_DTYPES, INTEGER_DTYPES, QUANT_DTYPES, op_is_transpose, op_rank
 from harness.model.schema import CaseModel
 
@@ -31,20 +31,6 @@ INVALID_CLASSES = tuple(name for name, _ in (*CONV_INVALID, *TRANSPOSE_INVALID))
 # error for any case, even one marked `expect: invalid`, so no backend is ever asked to run them.
 SCHEMA_INVALID_CLASSES = ("zero_size", "negative_size", *(f"{name}_zero" for name in ("stride", "dilation")
                                                           if any(hasattr(m, "ge") for m in CaseModel.model_fields[name].metadata)))
-PER_AXIS = ("input_size", "kernel_size", "stride", "dilation", "output_padding")
-
-
-def _lists(f: dict[str, Any], rank: int) -> dict[str, Any]:
-    """The config with its per-axis fields as lists and explicit padding as [before, after] pairs."""
-    f = dict(f)
-    for name in PER_AXIS:
-        v = f.get(name, 0 if name == "output_padding" else 1)
-        f[name] = list(v) if isinstance(v, list) else [v] * rank
-    pad = f.get("padding", 0)
-    if not isinstance(pad, str):
-        pads = pad if isinstance(pad, list) else [pad] * rank
-        f["padding"] = [list(p) if isinstance(p, list) else [p, p] for p in pads]
-    return f
 
 
 def _explicit(f: dict[str, Any], rank: int) -> list[list[int]]:
@@ -103,7 +89,7 @@ def invalid_fields(r: Draw, f: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """(class, the config turned into one of INVALID_CLASSES, with `expect: invalid`)."""
     rank, transpose = op_rank(f["op"]), op_is_transpose(f["op"])
     cls = r.weighted(*CONV_INVALID, *(TRANSPOSE_INVALID if transpose else ()))
-    f = _lists(f, rank)
+    f = per_dim_lists(f)
     n, k, s, d, e = (f[name] for name in PER_AXIS)
     j = r.axis(rank)
     if cls == "empty_output":

@@ -23,21 +23,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.commands.fuzz.gen import (
-    DTYPES,
-    LAYOUTS,
-    MAX_ATTEMPTS,
-    Config,
-    Draw,
-    build_config,
-    per_dim_lists,
-)
+from harness.commands.fuzz.draw import PER_AXIS, Draw, per_dim_lists
+from harness.commands.fuzz.gen import DTYPES, LAYOUTS, MAX_ATTEMPTS, Config, build_config
 from harness.model.case import EPILOGUE_OPS, QUANT_DTYPES, op_is_transpose, op_rank
 
 NEAR_SHARE = 0.35
 PER_ANCHOR = 6
 MAX_ANCHORS = 400
-AXIS_FIELDS = ("input_size", "kernel_size", "stride", "dilation", "output_padding")
+AXIS_FIELDS = PER_AXIS
 MOVES = ("axis", "axis", "axis", "pad", "pad", "padding_form", "channels", "groups", "dtype", "layout", "bias",
          "batch", "epilogue", "op")
 
