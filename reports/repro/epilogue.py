@@ -53,7 +53,7 @@ def draw_epilogue():
                  "gamma": magnitude((C_OUT,), 0.5, 1.5), "beta": 0.5 * rng.standard_normal((C_OUT,))}}
         elif name == "residual":
             r = rng.standard_normal((BATCH, C_OUT, *OUT_SIZE))
-            d = {{"r": np.ascontiguousarray(np.moveaxis(r, 1, -1) if LAYOUT == "channels_last" else r)}}
+            d = {{"r": (np.moveaxis(r, 1, -1) if LAYOUT == "channels_last" else r).copy()}}
         else:
             d = {{}}
         consts.append({{k: round_to_dtype(np.asarray(v, dtype=np.float64)) for k, v in d.items()}})

@@ -142,7 +142,7 @@ def gradient_part(rec: Record, case: Case) -> str:
     return f'''
 OUTPUT, OUT_SIZE, K_GRAD = {rec.output!r}, {list(geo.out_size)}, {accumulation_length(case, rec.output)}
 dy = round_to_dtype(draw(rng, (BATCH, C_OUT, *OUT_SIZE)))  # drawn after x, w, b, as convdiff does
-dy_case = np.ascontiguousarray(np.moveaxis(dy, 1, -1) if LAYOUT == "channels_last" else dy)
+dy_case = (np.moveaxis(dy, 1, -1) if LAYOUT == "channels_last" else dy).copy()  # C-order strides, size-1 axes included
 
 {runner}
 

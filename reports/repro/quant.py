@@ -175,7 +175,7 @@ if y_zp is None:
 ref = np.clip(np.rint(acc * (x_scale * channel_vec(w_scale) / y_scale)) + y_zp, QMIN, QMAX)  # half to even
 
 XT = np.uint8 if DTYPE == "uint8" else np.int8
-x_case = np.ascontiguousarray(np.moveaxis(x, 1, -1) if LAYOUT == "channels_last" else x).astype(XT)
+x_case = (np.moveaxis(x, 1, -1) if LAYOUT == "channels_last" else x).astype(XT)  # a fresh C-order array, size-1 axes included
 w_int8, b_int32 = w.astype(np.int8), b
 if LAYOUT == "channels_last":
     ref = np.moveaxis(ref, 1, -1)

@@ -119,7 +119,8 @@ rng = np.random.default_rng(SEED)
 x = round_to_dtype(draw(rng, (BATCH, C_IN, *INPUT)))  # channels-first, as convdiff draws it
 w = round_to_dtype(draw(rng, W_SHAPE))
 b = round_to_dtype(draw(rng, (C_OUT,))) if BIAS else None
-x_case = np.ascontiguousarray(np.moveaxis(x, 1, -1) if LAYOUT == "channels_last" else x)
+x_case = (np.moveaxis(x, 1, -1) if LAYOUT == "channels_last" else x).copy()  # a fresh C-order array, as the adapter gets:
+# its size-1 axes have C-order strides too (torch reads a one-channel tensor's layout from them)
 '''
 
 
