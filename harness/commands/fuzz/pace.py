@@ -14,6 +14,13 @@ that one runs the first WARMUP cases and then waits for their costs, where it wo
 case drawn while its first builds run. A steered neighbour (steer.py) always runs on the targets whose failure
 anchored it: it tests that failure's boundary.
 
+Which cases a slow target runs: those that add to its pairwise coverage. Each case has a few coarse traits
+(`traits`: op, dtype, layout, valid or not, the generator's focus (a boundary or an invalid class), groups kind, padding kind, bias, the epilogue's first
+two ops, gradients); a slow target keeps up to BANK credits and spends one on a case that shows it a pair of
+trait values it has not run yet, or on any case once its credits reach BANK. Its share of the cases stays
+what its cost allows; which ones it gets covers more combinations (paddle-inference, IREE and the ONNX
+converters fail on epilogue, dtype and groups combinations that an even share left unrun).
+
 Which case a slow target runs follows the measured costs, so it differs between hosts and between two runs of
 one seed, as the steered draws do; the generated cases themselves are the seed's.
 """
@@ -31,6 +38,25 @@ from harness.model.case import Case
 SLOW_FACTOR = 2.0  # a target's cost per case above this multiple of the median target's: it runs a share
 WARMUP = 3  # results before a target's cost is trusted
 MIN_PACED_S = 0.05  # a cost per case below this never holds a target back
+BANK = 2.0  # credits a slow target may hold while it waits for a case with an unseen pair of traits
+
+
+def traits(case: Case) -> tuple[str, ...]:
+    """Coarse values of what decides a conv bug, one per trait (pairs of them are a slow target's coverage)."""
+    groups = ("ungrouped" if case.groups == 1 else
+              "depthwise" if case.groups == case.in_channels and case.out_channels % case.groups == 0 else "grouped")
+    padding = case.padding if isinstance(case.padding, str) else (
+        "explicit" if any(a or b for a, b in case.padding) else "zero")
+    focus = next((t for t in case.tags if t != "fuzz"), "")  # the generator's boundary or invalid class (gen.py)
+    epilogue = (*case.epilogue[:2], "", "")[:2]
+    return (f"op={case.op}", f"dtype={case.dtype}", f"layout={case.layout}", f"expect={case.expect}", f"focus={focus}",
+            f"groups={groups}", f"padding={padding}", f"bias={case.bias}", f"epi0={epilogue[0]}",
+            f"epi1={epilogue[1]}", f"grad={case.gradients}")
+
+
+def pairs(case: Case) -> set[tuple[str, str]]:
+    t = traits(case)
+    return {(a, b) for i, a in enumerate(t) for b in t[i + 1:]}
 
 
 class Pace:
@@ -43,6 +69,7 @@ class Pace:
         self.credit = dict.fromkeys(backends, 0.0)
         self.ran = Counter[str]()
         self.skipped = Counter[str]()
+        self.covered: dict[str, set[tuple[str, str]]] = {b: set() for b in backends}
         self.pinned, self.slow = pinned, set(slow)
         self.lock = threading.Lock()
 
@@ -80,9 +107,16 @@ class Pace:
                 share = 0.0  # its first builds still running: their cost is not known yet
             else:
                 share = self.share(backend)
-            self.credit[backend] = min(self.credit[backend] + share, 1.0)
-            run = self.credit[backend] >= 1.0 or backend in self.pinned(case.id)
+            if share >= 1.0:
+                self.credit[backend] = 1.0
+                run = True
+            else:
+                self.credit[backend] = min(self.credit[backend] + share, BANK)
+                new = pairs(case) - self.covered[backend]
+                run = ((self.credit[backend] >= 1.0 and (bool(new) or self.credit[backend] >= BANK))
+                       or backend in self.pinned(case.id))
             if run:
+                self.covered[backend] |= pairs(case)
                 self.credit[backend] = max(self.credit[backend] - 1.0, 0.0)
                 self.ran[backend] += 1
             else:
