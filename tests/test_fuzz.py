@@ -88,6 +88,25 @@ def test_findings_written_and_valid(run: tuple[Path, int]) -> None:
         assert "| torch |" in md
 
 
+def test_stub_selectors_state_the_inferred_rule(run: tuple[Path, int]) -> None:
+    """Where a signature failed often enough to infer its rule, the stub's `when` is that rule, not the minimal
+    case's literal values: ignore_output_padding is wrong exactly when an output_padding is positive (the
+    mutant's definition), and its inferred stub agrees with that on every valid case of its op that ran."""
+    out, _ = run
+    found = next((out / "found").glob("fuzz-*.yaml"))
+    stub = load_known_issues(found.with_name(found.name.removesuffix(".yaml") + ".known-issues-stub.yml"))
+    inferred = [e for e in stub.entries if e.backend == ["mutant:ignore_output_padding"] and "when" in e.cases]
+    assert inferred, [e.cases for e in stub.entries]
+    ran = [c for c in load_file(out / "fuzz-cases.yaml") if c.expect == "valid"]
+    for e in inferred:
+        ops = e.cases.get("op")
+        mine = [c for c in ran if ops is None or c.op in ([ops] if isinstance(ops, str) else ops)]
+        assert mine
+        for c in mine:
+            assert e.matches(c, "mutant:ignore_output_padding", "cpu") == any(p > 0 for p in c.output_padding), (
+                e.cases, c.id, c.output_padding)
+
+
 def test_nightly_check_fails_on_new_signatures(run: tuple[Path, int], tmp_path: Path) -> None:
     out, _ = run
     assert check_summaries([str(out / "summary.json")]) == 1
