@@ -92,7 +92,7 @@ def test_pytest_ids_end_in_the_gradient(pytester):
         assert node in out
     assert "grad_bias" not in out and "f[torch-cpu-grad" not in out
     forced = run_pytest(pytester, "cases", "--convdiff-backends", "torch", "--convdiff-gradients", "-q").stdout.str()
-    assert "6 passed" in forced  # both cases: out, grad_input, grad_weight
+    assert "6 passed" in forced, forced  # both cases: out, grad_input, grad_weight
 
 
 # ---- diagnosis on hand-made wrong gradients (no framework) -------------------------------

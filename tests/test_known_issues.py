@@ -193,3 +193,15 @@ def test_an_invalid_case_is_matched_only_by_an_entry_that_predicts_an_invalid_ou
     assert known.match(invalid, "torch", "cpu").id == "accepts"
     valid = make_case(id="good", op="conv1d", in_channels=2, out_channels=2, input_size=7, kernel_size=3, tags=["t"])
     assert known.match(valid, "torch", "cpu").id == "e"
+
+
+def test_a_failing_result_goes_to_the_first_entry_that_lists_its_status(tmp_path):
+    """Two entries select the case: a drift entry (mismatch) first, a wrong-shape entry second. A shape_mismatch
+    is the second's; a mismatch, a crash (listed by neither) and a pass (its "now passes" hint) are the first's."""
+    body = (ENTRY.format(backend="torch", cases="{op: 'conv_transpose*'}").replace("id: e", "id: drift")
+            + ENTRY.format(backend="torch", cases="{stride: 2}").replace("id: e", "id: shape")
+            .replace("status: mismatch", "status: shape_mismatch"))
+    known = write(tmp_path, body)
+    got = {s: known.match(CASE, "torch", "cpu", status=s).id for s in ("shape_mismatch", "mismatch", "crash", "pass")}
+    assert got == {"shape_mismatch": "shape", "mismatch": "drift", "crash": "drift", "pass": "drift"}
+    assert known.match(CASE, "torch", "cpu").id == "drift"  # no status given: the first that selects it

@@ -211,7 +211,7 @@ class KnownIssues:
         self._by_backend: dict[str, list[KnownIssue]] = {}
 
     def for_backend(self, backend: str) -> list[KnownIssue]:
-        """The entries whose backend globs name `backend`, in file order (first match still wins):
+        """The entries whose backend globs name `backend`, in file order (first match wins, see `match`):
         collection asks for thousands of (case, backend) pairs, each against a few entries, not all."""
         found = self._by_backend.get(backend)
         if found is None:
@@ -221,15 +221,22 @@ class KnownIssues:
 
     def match(self, case: Case, backend: str, device: str, host: dict[str, Any] | None = None,
               output: str = "out", rel_err: float | None = None,
-              params: dict[str, Any] | None = None, path: str | None = None) -> KnownIssue | None:
+              params: dict[str, Any] | None = None, path: str | None = None,
+              status: str | None = None) -> KnownIssue | None:
         """The first entry for this result; `rel_err`: a mismatch's relative error (entries with a smaller
         max_rel_err are passed over); `params`: `case.params()` when the caller has it (read only);
-        `path`: the route the adapter took (Record.path)."""
+        `path`: the route the adapter took (Record.path); `status`: the result's status, when known: for a
+        failing one, the first entry that selects the result and lists that status, else the first that selects
+        it (two entries can select one result, e.g. a half-precision drift and a wrong shape: the one that
+        explains it wins); a pass keeps the first that selects it, whose "now passes" hint it is."""
         params = case.params() if params is None else params  # once for every entry
+        first = None
         for entry in self.for_backend(backend):
             if entry.explains(rel_err) and entry.matches(case, backend, device, host, output, params, path):
-                return entry
-        return None
+                if status is None or status == "pass" or status in entry.status:
+                    return entry
+                first = first or entry
+        return first
 
     def candidates(self, case: Case, backend: str, device: str, output: str = "out") -> list[KnownIssue]:
         """Entries that match on some host: decided for this one once its facts are known."""

@@ -81,7 +81,7 @@ def relation_record(name: str, case: Case, backend: str, worker: Worker, payload
         rec.message = f"no relation: the case itself gave output shape {np.shape(payload.get('array'))}, not {case.output_shape}"
         _known(rec, known, case, backend, host, params)
         if not (rec.known_issue and rec.status in rec.known_status) and known is not None:  # the forward's entry
-            entry = known.match(case, backend, worker.device, host, "out", None, params, rec.path)
+            entry = known.match(case, backend, worker.device, host, "out", None, params, rec.path, rec.status)
             if entry is not None and rec.status in entry.status:
                 rec.known_issue, rec.known_status, rec.known_issue_file = entry.id, entry.status, entry.source
         return rec
@@ -104,7 +104,8 @@ def relation_record(name: str, case: Case, backend: str, worker: Worker, payload
             base = key.partition(":")[0]  # kernels:<name>: the run of key `kernels`
             if known is not None and base in runs and sub["status"] != "unsupported":
                 derived = runs[base].case
-                entry = known.match(derived, backend, worker.device, host, "out", None, derived.params())
+                entry = known.match(derived, backend, worker.device, host, "out", None, derived.params(),
+                                    status=sub["status"])
                 if entry is not None and sub["status"] in entry.status:
                     rec.known_issue, rec.known_status, rec.known_issue_file = entry.id, entry.status, entry.source
                     return rec
@@ -154,7 +155,7 @@ def _derived_known(rec: Record, known: KnownIssues, case: Case, runs: dict[str, 
         if key != "main" and (key not in runs or runs[key].process != "main"):
             continue
         derived = case if key == "main" else runs[key].case
-        entry = known.match(derived, backend, rec.device, host, "out", None, derived.params())
+        entry = known.match(derived, backend, rec.device, host, "out", None, derived.params(), status="mismatch")
         if entry is not None and "mismatch" in entry.status:
             rec.known_issue, rec.known_status, rec.known_issue_file = entry.id, ["mismatch"], entry.source
             rec.message += f" (the {run_name(key)}: known issue {entry.id})"
@@ -169,6 +170,6 @@ def _known(rec: Record, known: KnownIssues | None, case: Case, backend: str, hos
            params: dict[str, Any]) -> None:
     if known is None:
         return
-    entry = known.match(case, backend, rec.device, host, rec.output, rec.error_size, params, rec.path)
+    entry = known.match(case, backend, rec.device, host, rec.output, rec.error_size, params, rec.path, rec.status)
     if entry is not None:
         rec.known_issue, rec.known_status, rec.known_issue_file = entry.id, entry.status, entry.source

@@ -57,7 +57,7 @@ def judge(case: Case, backend: str, worker: Worker, payload: dict[str, Any],
             rec.diagnosis = diagnose(case, inputs, payload["array"], payload.get("tf32", False), oracle)
     if known is not None:
         entry = known.match(case, backend, worker.device, merged(cpu_facts(), worker.host), output,
-                            rec.error_size, params, rec.path)
+                            rec.error_size, params, rec.path, rec.status)
         if entry is not None:
             rec.known_issue, rec.known_status, rec.known_issue_file = entry.id, entry.status, entry.source
     return rec
