@@ -158,13 +158,16 @@ def _edge(c: Config) -> bool:
         return any(abs(n["acc_len"] - t) <= max(8, t // 2) for t in (8, 16, 32, 64, 128, 256))
     if c.focus == "channels_width":
         return case.out_channels == n["out_size"][-1] >= 2 and (case.bias or "shift" in case.epilogue)
+    if c.focus == "epilogue_fold":
+        return (len(case.epilogue) >= 2 and case.dtype not in ("uint8", "int8")
+                and case.epilogue[0] not in ("residual",))
     return case.channels_last and 1 in (case.in_channels, case.out_channels)  # channels_last_one
 
 
 def test_boundary_foci_sit_on_their_edges(configs: list[Config]) -> None:
     from harness.commands.fuzz.gen import BOUNDARY_FOCI
 
-    for focus in BOUNDARY_FOCI:
+    for focus in (*BOUNDARY_FOCI, "epilogue_fold"):
         mine = [c for c in configs if c.kind == "valid" and c.focus == focus]
         assert len(mine) >= len(configs) // 60, focus
         on = sum(_edge(c) for c in mine)

@@ -12,7 +12,10 @@ dilated kernel's reach d*(k-1) or one past it, output_padding of stride-1 or of 
 dilation > stride allows it), per-group channel ratios, accumulation lengths K around the
 powers of two kernels are picked by (with half types half the time), channels-last with one
 channel, and as many output channels as the last axis has outputs (a bias or shift that broadcasts
-along either). harness/commands/fuzz/invalid.py turns a share of the configs into the schema's
+along either). Half the `plain` configs become `epilogue_fold`: float, mostly without a bias, with an
+epilogue of two or three ops whose first is one a converter or graph compiler folds into the conv (a
+constant: scale, divide, shift, a scalar, batch norm) or fuses into its kernel (an activation): the
+pattern-matching passes that rewrite weights and bias. harness/commands/fuzz/invalid.py turns a share of the configs into the schema's
 invalid forms; harness/commands/fuzz/steer.py draws the neighbours of failures on top of these.
 
 Every config is drawn from its own `random.Random(f"{seed}:{index}:{attempt}")` (the
@@ -40,6 +43,7 @@ from harness.commands.fuzz.invalid import (  # noqa: F401 - the classes, re-expo
     schema_invalid_fields,
 )
 from harness.model.case import (
+    EPILOGUE_ACTIVATIONS,
     EPILOGUE_CONSTANTS,
     EPILOGUE_OPS,
     PADDING_MODES,
@@ -57,6 +61,7 @@ FOCI = ("plain", "stride_remainder", "short_kernel", "dilation_over_stride", "sa
         # the boundaries of the derived features (the module doc)
         "out_one", "pad_reach", "outpad_stride", "group_ratio", "long_sum", "channels_last_one", "channels_width")
 BOUNDARY_FOCI = FOCI[10:]
+FOLD_SHARE = 0.5  # of the `plain` configs: `epilogue_fold` (drawn from a stream of its own: the rest stay as drawn)
 K_TARGETS = (8, 16, 32, 64, 128, 256)  # accumulation lengths around which kernels change (SIMD widths, blocks)
 PADDING_FORMS = ("int", "per_dim", "pairs", *PADDING_MODES)
 MAX_ATTEMPTS = 50
@@ -170,10 +175,14 @@ def _channels(r: Draw, focus: str) -> tuple[int, int, int]:
 def valid_fields(r: Draw, focus: str | None = None, op: str | None = None) -> tuple[str, dict[str, Any]]:
     """(focus, one config meant to be a valid convolution in YAML spelling, without id/seed); `op`: this op
     rather than a drawn one (the draws after it stay the same)."""
+    callers_focus = focus is not None
     drawn = r.sampled_from(OPS)
     op = op or drawn
     rank, transpose = op_rank(op), op_is_transpose(op)
     focus = focus or r.sampled_from(FOCI)
+    if focus == "plain" and not callers_focus and random.Random(f"{r.key}:fold").random() < FOLD_SHARE:
+        _, base = valid_fields(r, "plain", op)
+        return "epilogue_fold", epilogue_fold(random.Random(f"{r.key}:fold-ops"), base)
     if focus in BOUNDARY_FOCI:
         _, base = valid_fields(r, "plain", op)
         return focus, boundary(r, focus, base)
@@ -265,6 +274,18 @@ def boundary(r: Draw, focus: str, fields: dict[str, Any]) -> dict[str, Any]:
         _channels_width(r, f, transpose)
     if not transpose or not any(f["output_padding"]) or isinstance(f["padding"], str):
         f.pop("output_padding", None)
+    return f
+
+
+def epilogue_fold(q: random.Random, fields: dict[str, Any]) -> dict[str, Any]:
+    """The config as a float conv (a quantized one loses its quantization) with an epilogue of 2-3 ops whose
+    first is folded or fused into the conv, mostly without a bias of its own (the fold then makes one)."""
+    f = {k: v for k, v in fields.items() if k not in ("quant", "epilogue")}
+    if f["dtype"] in QUANT_DTYPES:
+        f.update(dtype=q.choice(DTYPES), data=q.choice(DATA_KINDS))
+    f["bias"] = q.random() < 0.25
+    first = q.choice(EPILOGUE_CONSTANTS) if q.random() < 0.7 else q.choice(EPILOGUE_ACTIVATIONS)
+    f["epilogue"] = [first, *(q.choice(EPILOGUE_OPS) for _ in range(q.randint(1, 2)))]
     return f
 
 
