@@ -1,13 +1,13 @@
-"""iree-import-onnx dies with SIGFPE on an ONNX Conv with a stride of 0 (onnx's shape inference before 1.23), instead of refusing the model
+"""iree-import-onnx dies with SIGFPE on an ONNX Conv or QLinearConv with a stride of 0 (onnx's shape inference before 1.23), instead of refusing the model
 
 Kind: crash
-Ask: A fix on the importer's side: raise the onnx extra's bound from onnx>=1.16.0 to a release with onnx PR #8051, or check Conv strides before calling onnx.shape_inference, so that a stride of 0 is an import error.
+Ask: please raise the onnx extra's bound (onnx>=1.16.0) to a release with onnx PR #8051, or check strides before onnx.shape_inference, so that a stride of 0 is an import error.
 
-What happens: iree-import-onnx on a one-node Conv (1x1x5x6 input, 1x1x3x3 weight, strides [1, 0]) kills the process with SIGFPE (integer division by zero) with onnx 1.17.0 installed beside iree-base-compiler 3.13.0; conv1d with strides [0] likewise, float32 and int64. The importer calls onnx.shape_inference.infer_shapes on the model first (load_onnx_model in iree/compiler/tools/import_onnx/__main__.py), and that call alone dies the same way. With onnx 1.23.2 the shape inference no longer crashes.
+What happens: iree-import-onnx on a one-node Conv (1x1x5x6 input, 1x1x3x3 weight, strides [1, 0]) kills the process with SIGFPE (integer division by zero) with onnx 1.17.0 installed beside iree-base-compiler 3.13.0; conv1d with strides [0] and conv3d with strides [1, 0, 1] likewise, float32 and int64, and a QLinearConv of every rank (uint8 and int8, grouped too). The importer calls onnx.shape_inference.infer_shapes on the model first (load_onnx_model in iree/compiler/tools/import_onnx/__main__.py), and that call alone dies the same way. With onnx 1.23.2 the shape inference no longer crashes.
 
 Expected: an import error. ONNX's Conv strides are a "stride along each spatial axis" with output length floor((L + pads - dilation * (k - 1) - 1) / stride) + 1 (https://onnx.ai/onnx/operators/onnx__Conv.html), undefined for 0; ONNX Runtime refuses the model.
 
-Mechanism: onnx/defs/nn/defs.cc, convPoolShapeInference (onnx 1.17 to 1.22), divides by strides[i] unchecked; onnx PR #8051 ("Address shape inference issues in Conv", merged 2026-06-03; in 1.23.2, not in 1.22.0) rejects non-positive strides. iree-base-compiler's onnx extra asks for onnx>=1.16.0.
+Mechanism: onnx/defs/nn/defs.cc, convPoolShapeInference (onnx 1.17 to 1.22), which Conv and QLinearConv share, divides by strides[i] unchecked; onnx PR #8051 (merged 2026-06-03; in 1.23.2, not 1.22.0) rejects non-positive strides. iree-base-compiler's onnx extra asks for onnx>=1.16.0.
 """
 import sys
 import tempfile
