@@ -15,7 +15,9 @@ channel, and as many output channels as the last axis has outputs (a bias or shi
 along either). Half the `plain` configs become `epilogue_fold`: float, mostly without a bias, with an
 epilogue of two or three ops whose first is one a converter or graph compiler folds into the conv (a
 constant: scale, divide, shift, a scalar, batch norm) or fuses into its kernel (an activation): the
-pattern-matching passes that rewrite weights and bias. harness/commands/fuzz/invalid.py turns a share of the configs into the schema's
+pattern-matching passes that rewrite weights and bias. A share of the boundary configs (SECOND_SHARE) are
+moved onto a second boundary as well, often on another axis: a one-channel channels-last conv whose last
+output is 1, a group ratio with a long sum; the case keeps the first focus as its tag. harness/commands/fuzz/invalid.py turns a share of the configs into the schema's
 invalid forms; harness/commands/fuzz/steer.py draws the neighbours of failures on top of these.
 
 Every config is drawn from its own `random.Random(f"{seed}:{index}:{attempt}")` (the
@@ -61,6 +63,7 @@ FOCI = ("plain", "stride_remainder", "short_kernel", "dilation_over_stride", "sa
         # the boundaries of the derived features (the module doc)
         "out_one", "pad_reach", "outpad_stride", "group_ratio", "long_sum", "channels_last_one", "channels_width")
 BOUNDARY_FOCI = FOCI[10:]
+SECOND_SHARE = 0.3  # of the boundary configs: on a second boundary too (bugs sit on conjunctions of two)
 FOLD_SHARE = 0.5  # of the `plain` configs: `epilogue_fold` (drawn from a stream of its own: the rest stay as drawn)
 K_TARGETS = (8, 16, 32, 64, 128, 256)  # accumulation lengths around which kernels change (SIMD widths, blocks)
 PADDING_FORMS = ("int", "per_dim", "pairs", *PADDING_MODES)
@@ -185,6 +188,10 @@ def valid_fields(r: Draw, focus: str | None = None, op: str | None = None) -> tu
         return "epilogue_fold", epilogue_fold(random.Random(f"{r.key}:fold-ops"), base)
     if focus in BOUNDARY_FOCI:
         _, base = valid_fields(r, "plain", op)
+        second = random.Random(f"{r.key}:second")  # a stream of its own: the single-boundary configs stay as drawn
+        if not callers_focus and second.random() < SECOND_SHARE:  # the other edge first: the focus's own is kept
+            other = second.choice([b for b in BOUNDARY_FOCI if b != focus])
+            base = boundary(Draw(f"{r.key}:second:{other}"), other, base)
         return focus, boundary(r, focus, base)
     dims = _dims(r, rank, transpose, focus)
     j = dims.pop("j")[0]
