@@ -27,6 +27,10 @@ CASES = [
               padding="same", dtype="bfloat16", file="conv1d.yaml"),
     make_case(id="int_exact", op="conv_transpose1d", in_channels=2, out_channels=3, input_size=6, kernel_size=3,
               padding="same", stride=3, data="integers", file="conv_transpose1d.yaml"),
+    # one channel, channels-last: torch reads the layout off the strides of a size-1 axis (oneDNN's brgemm conv
+    # is wrong on this shape on AVX-512 CPUs, right elsewhere); the script must build the tensor the adapter gets
+    make_case(id="cl_one_channel", op="conv2d", in_channels=1, out_channels=2, input_size=[4, 1], kernel_size=[4, 2],
+              stride=[1, 4], padding=1, batch=2, layout="channels_last", data="integers", file="found.yaml"),
 ]
 BACKENDS = ["torch", "mutant:flip_kernel", "mutant:ignore_groups_in_transpose", "fault:nan"]
 
@@ -56,7 +60,10 @@ def test_scripts_reach_the_harness_verdict(records: list[Record], tmp_path: Path
         verdict = re.findall(r"^verdict: (\w+)$", out, re.M)
         assert verdict == [rec.status], f"{rec.case_id} on {rec.backend}: harness {rec.status}, script:\n{out}"
         assert rc == (0 if rec.status == "pass" else 1)
-        if rec.bound_ratio is not None and rec.status != "shape_mismatch":
+        # where oneDNN gets cl_one_channel wrong, part of what it returns is memory it never wrote: only the
+        # verdict repeats
+        unstable = rec.case_id == "cl_one_channel" and rec.status == "mismatch"
+        if rec.bound_ratio is not None and rec.status != "shape_mismatch" and not unstable:
             got = float(re.search(r"error/bound = (\S+) at", out).group(1))
             assert got == pytest.approx(rec.bound_ratio, rel=1e-5, abs=1e-12), out
 
