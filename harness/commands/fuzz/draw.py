@@ -1,14 +1,31 @@
-"""`Draw`: the seeded draws of one generated config (harness/commands/fuzz/gen.py, invalid.py, steer.py), and
-`per_dim_lists`, the per-axis form of a config those modules change one axis at a time."""
+"""`Draw`: the seeded draws of one generated config (harness/commands/fuzz/gen.py, boundary.py, invalid.py,
+steer.py); the schema's value sets they draw from; and `per_dim_lists`, the per-axis form of a config those
+modules change one axis at a time."""
 
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Any, get_args
 
-from harness.model.case import op_rank
+from harness.model.case import QUANT_DTYPES, op_rank
+from harness.model.schema import CaseModel, QuantModel
 
 PER_AXIS = ("input_size", "kernel_size", "stride", "dilation", "output_padding")
+
+
+def _choices(name: str) -> tuple:
+    """The values a Literal field of the schema allows."""
+    return get_args(CaseModel.model_fields[name].annotation)
+
+
+def minimum(name: str) -> int:
+    """The `ge` bound the schema puts on an integer field (1 where it puts none: a valid convolution's)."""
+    return next((m.ge for m in CaseModel.model_fields[name].metadata if hasattr(m, "ge")), 1)
+
+
+OPS, LAYOUTS, DATA_KINDS = _choices("op"), _choices("layout"), _choices("data")
+DTYPES = tuple(d for d in _choices("dtype") if d not in QUANT_DTYPES)  # float dtypes (gen.py: QUANT_SHARE quantized)
+QUANT_RANGES = get_args(QuantModel.model_fields["range"].annotation)
 
 
 class Draw:

@@ -31,13 +31,22 @@ be valid that is not, or an invalid one that is, is drawn again.
 
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, get_args
+from typing import Any
 
-from harness.commands.fuzz.draw import Draw, per_dim_lists
+from harness.commands.fuzz.boundary import boundary, epilogue_fold
+from harness.commands.fuzz.draw import (  # noqa: F401 - Draw and per_dim_lists re-exported for callers of gen
+    DATA_KINDS,
+    DTYPES,
+    LAYOUTS,
+    OPS,
+    QUANT_RANGES,
+    Draw,
+    minimum,
+    per_dim_lists,
+)
 from harness.commands.fuzz.invalid import (  # noqa: F401 - the classes, re-exported for callers of gen
     INVALID_CLASSES,
     SCHEMA_INVALID_CLASSES,
@@ -45,7 +54,6 @@ from harness.commands.fuzz.invalid import (  # noqa: F401 - the classes, re-expo
     schema_invalid_fields,
 )
 from harness.model.case import (
-    EPILOGUE_ACTIVATIONS,
     EPILOGUE_CONSTANTS,
     EPILOGUE_OPS,
     PADDING_MODES,
@@ -53,9 +61,8 @@ from harness.model.case import (
     Case,
     op_is_transpose,
     op_rank,
-    resolve_geometry,
 )
-from harness.model.schema import CaseModel, QuantModel, validate_fields
+from harness.model.schema import validate_fields
 from harness.model.validity import ShapeError, canonical_case
 
 FOCI = ("plain", "stride_remainder", "short_kernel", "dilation_over_stride", "same_odd", "outpad_max",
@@ -65,7 +72,6 @@ FOCI = ("plain", "stride_remainder", "short_kernel", "dilation_over_stride", "sa
 BOUNDARY_FOCI = FOCI[10:]
 SECOND_SHARE = 0.3  # of the boundary configs: on a second boundary too (bugs sit on conjunctions of two)
 FOLD_SHARE = 0.5  # of the `plain` configs: `epilogue_fold` (drawn from a stream of its own: the rest stay as drawn)
-K_TARGETS = (8, 16, 32, 64, 128, 256)  # accumulation lengths around which kernels change (SIMD widths, blocks)
 PADDING_FORMS = ("int", "per_dim", "pairs", *PADDING_MODES)
 MAX_ATTEMPTS = 50
 EPILOGUE_SHARE, EPILOGUE_SHARE_FOLDED = 0.25, 0.45  # about 40% of valid configs in all
@@ -78,19 +84,6 @@ MAX_KERNEL = {1: 5, 2: 4, 3: 3}
 LONG_KERNEL = 7  # the conv3d_transpose drift class appears at k = 7
 
 
-def _choices(name: str) -> tuple:
-    """The values a Literal field of the schema allows."""
-    return get_args(CaseModel.model_fields[name].annotation)
-
-
-def _minimum(name: str) -> int:
-    """The `ge` bound the schema puts on an integer field (1 where it puts none: a valid convolution's)."""
-    return next((m.ge for m in CaseModel.model_fields[name].metadata if hasattr(m, "ge")), 1)
-
-
-OPS, LAYOUTS, DATA_KINDS = _choices("op"), _choices("layout"), _choices("data")
-DTYPES = tuple(d for d in _choices("dtype") if d not in QUANT_DTYPES)  # float dtypes; quantized: QUANT_SHARE
-QUANT_RANGES = get_args(QuantModel.model_fields["range"].annotation)
 
 
 @dataclass(frozen=True)
@@ -167,11 +160,11 @@ def _padding(r: Draw, form: str, dims: dict[str, list], transpose: bool) -> Any:
 
 
 def _channels(r: Draw, focus: str) -> tuple[int, int, int]:
-    cmin = _minimum("in_channels")
+    cmin = minimum("in_channels")
     if focus == "depthwise":
         c = r.integers(max(cmin, 1), 4)
         return c, c * r.weighted((1, 3), (2, 1)), c
-    g = r.weighted((_minimum("groups"), 4), (2, 2), (3, 1))
+    g = r.weighted((minimum("groups"), 4), (2, 2), (3, 1))
     return g * r.integers(cmin, 3), g * r.integers(cmin, 3), g
 
 
@@ -205,7 +198,7 @@ def valid_fields(r: Draw, focus: str | None = None, op: str | None = None) -> tu
         form = r.sampled_from(PADDING_FORMS)
     c_in, c_out, groups = _channels(r, focus)
     fields: dict[str, Any] = {
-        "op": op, "batch": r.weighted((_minimum("batch"), 3), (2, 2), (3, 1)),
+        "op": op, "batch": r.weighted((minimum("batch"), 3), (2, 2), (3, 1)),
         "in_channels": c_in, "out_channels": c_out, "groups": groups,
         **{name: _per_dim(r, v) for name, v in dims.items()},
         "padding": _padding(r, form, dims, transpose),
@@ -223,98 +216,6 @@ def valid_fields(r: Draw, focus: str | None = None, op: str | None = None) -> tu
     if epilogue:
         fields["epilogue"] = epilogue
     return focus, _quantized(r, fields)
-
-
-def boundary(r: Draw, focus: str, fields: dict[str, Any]) -> dict[str, Any]:
-    """Move one drawn config onto the edge a boundary focus names (on one axis j, or its channels, K,
-    dtype or layout); the loader's checks decide afterwards whether it stayed valid."""
-    f = per_dim_lists(fields)
-    rank, transpose = op_rank(f["op"]), op_is_transpose(f["op"])
-    j = r.axis(rank)
-    n, k, s, d = (f[name] for name in ("input_size", "kernel_size", "stride", "dilation"))
-    if focus in ("out_one", "pad_reach", "outpad_stride") and isinstance(f["padding"], str):
-        f["padding"] = [[0, 0] for _ in range(rank)]
-    pads, e = f.get("padding"), f["output_padding"]
-    reach = d[j] * (k[j] - 1)
-    if focus == "out_one" and not transpose:  # floor((n + pb + pa - reach - 1) / s) + 1 == 1
-        s[j] = r.integers(1, 3)
-        pads[j] = [r.integers(0, 1), r.integers(0, 1)]
-        n[j] = max(1, reach + 1 - sum(pads[j]) + r.integers(0, s[j] - 1))
-    elif focus == "out_one":  # (n-1)*s + reach + 1 + e - pb - pa == 1
-        n[j], e[j] = r.integers(1, 2), 0
-        crop = (n[j] - 1) * s[j] + reach
-        pb = r.integers(0, crop)
-        pads[j] = [pb, crop - pb]
-    elif focus == "pad_reach":
-        k[j] = max(k[j], 2)
-        reach = d[j] * (k[j] - 1)
-        side = r.integers(0, 1)
-        pads[j][side] = reach + r.integers(0, 1)
-        if not transpose:
-            n[j] = max(n[j], 1)
-        else:  # the crop must leave an output: lengthen the input until it does
-            while (n[j] - 1) * s[j] + reach + 1 + e[j] - sum(pads[j]) < 1:
-                n[j] += 1
-    elif focus == "outpad_stride" and transpose:
-        if r.booleans():
-            s[j] = r.integers(2, 3)
-            e[j] = s[j] - 1
-        else:  # output_padding = stride, valid only where the dilation is larger
-            s[j] = r.integers(1, 2)
-            d[j], e[j] = s[j] + r.integers(1, 2), s[j]
-    elif focus == "group_ratio":
-        g = r.integers(2, 4)
-        cin, cout = r.sampled_from([(1, 2), (2, 1), (1, 3), (3, 2), (2, 3), (4, 1), (1, 4)])
-        f.update(groups=g, in_channels=g * cin, out_channels=g * cout)
-    elif focus == "long_sum":
-        target = r.sampled_from(K_TARGETS) + r.integers(-1, 1)
-        window = max(1, math.prod(k))
-        per_group = max(1, min(64, round(target / window)))
-        g = f.get("groups", 1)
-        f.update(in_channels=per_group * g, out_channels=g * r.integers(1, 2))
-        if r.booleans() and "quant" not in f:
-            f["dtype"] = r.sampled_from(("float16", "bfloat16"))
-    elif focus == "channels_last_one":
-        f.update(layout="channels_last", groups=1)
-        f["in_channels" if r.booleans() else "out_channels"] = 1
-    elif focus == "channels_width":
-        _channels_width(r, f, transpose)
-    if not transpose or not any(f["output_padding"]) or isinstance(f["padding"], str):
-        f.pop("output_padding", None)
-    return f
-
-
-def epilogue_fold(q: random.Random, fields: dict[str, Any]) -> dict[str, Any]:
-    """The config as a float conv (a quantized one loses its quantization) with an epilogue of 2-3 ops whose
-    first is folded or fused into the conv, mostly without a bias of its own (the fold then makes one)."""
-    f = {k: v for k, v in fields.items() if k not in ("quant", "epilogue")}
-    if f["dtype"] in QUANT_DTYPES:
-        f.update(dtype=q.choice(DTYPES), data=q.choice(DATA_KINDS))
-    f["bias"] = q.random() < 0.25
-    first = q.choice(EPILOGUE_CONSTANTS) if q.random() < 0.7 else q.choice(EPILOGUE_ACTIVATIONS)
-    f["epilogue"] = [first, *(q.choice(EPILOGUE_OPS) for _ in range(q.randint(1, 2)))]
-    return f
-
-
-def _channels_width(r: Draw, f: dict[str, Any], transpose: bool) -> None:
-    """As many output channels as the last axis has outputs, with a per-channel vector (bias, or a `shift`
-    epilogue) that broadcasts along either axis alike: where an implementation guesses the channel axis by
-    its length, only this case tells the two apart."""
-    n, k, s, d, e = (f[name] for name in ("input_size", "kernel_size", "stride", "dilation", "output_padding"))
-    pads = f["padding"] if isinstance(f["padding"], str) else tuple(tuple(p) for p in f["padding"])
-    width = 0
-    for _ in range(8):  # lengthen the last axis' input until it has at least two outputs
-        width = resolve_geometry(transpose, tuple(n), tuple(k), tuple(s), pads, tuple(e) if transpose else (),
-                                 tuple(d)).out_size[-1]
-        if width >= 2:
-            break
-        n[-1] += 1
-    g = f.get("groups", 1)
-    f.update(out_channels=width, groups=g if width % g == 0 else 1)
-    if "quant" not in f and r.booleans():
-        f["epilogue"] = ["shift", *(x for x in f.get("epilogue", []) if x != "shift")]
-    else:
-        f["bias"] = True
 
 
 def _quantized(r: Draw, fields: dict[str, Any]) -> dict[str, Any]:

@@ -23,8 +23,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.commands.fuzz.draw import PER_AXIS, Draw, per_dim_lists
-from harness.commands.fuzz.gen import DTYPES, LAYOUTS, MAX_ATTEMPTS, Config, build_config
+from harness.commands.fuzz.draw import DTYPES, LAYOUTS, PER_AXIS, Draw, per_dim_lists
+from harness.commands.fuzz.gen import MAX_ATTEMPTS, Config, build_config
 from harness.model.case import EPILOGUE_OPS, QUANT_DTYPES, op_is_transpose, op_rank
 
 NEAR_SHARE = 0.35
