@@ -223,20 +223,14 @@ class KnownIssues:
               output: str = "out", rel_err: float | None = None,
               params: dict[str, Any] | None = None, path: str | None = None,
               status: str | None = None) -> KnownIssue | None:
-        """The first entry for this result; `rel_err`: a mismatch's relative error (entries with a smaller
-        max_rel_err are passed over); `params`: `case.params()` when the caller has it (read only);
-        `path`: the route the adapter took (Record.path); `status`: the result's status, when known: for a
-        failing one, the first entry that selects the result and lists that status, else the first that selects
-        it (two entries can select one result, e.g. a half-precision drift and a wrong shape: the one that
-        explains it wins); a pass keeps the first that selects it, whose "now passes" hint it is."""
+        """The first entry that selects this result and, for a failing `status`, lists it (else the first that
+        selects it: a pass keeps that one, whose "now passes" hint it is). `rel_err`: a mismatch's relative error
+        (entries with a smaller max_rel_err are passed over); `params`: `case.params()` when the caller has it
+        (read only); `path`: the route the adapter took (Record.path)."""
         params = case.params() if params is None else params  # once for every entry
-        first = None
-        for entry in self.for_backend(backend):
-            if entry.explains(rel_err) and entry.matches(case, backend, device, host, output, params, path):
-                if status is None or status == "pass" or status in entry.status:
-                    return entry
-                first = first or entry
-        return first
+        found = [e for e in self.for_backend(backend)
+                 if e.explains(rel_err) and e.matches(case, backend, device, host, output, params, path)]
+        return next((e for e in found if status in (None, "pass", *e.status)), found[0] if found else None)
 
     def candidates(self, case: Case, backend: str, device: str, output: str = "out") -> list[KnownIssue]:
         """Entries that match on some host: decided for this one once its facts are known."""
