@@ -1,5 +1,6 @@
-"""The fuzz's pace and default relations, without a framework: a target far slower than the median runs the share
-of the cases pace.py's rule gives (SLOW_FACTOR x median / its cost), spread evenly; the cheap ones run all; a
+"""The fuzz's pace and default relations, without a framework: a target far slower than the reference (the cost of
+the cheapest third of the targets) runs the share of the cases pace.py's rule gives (SLOW_FACTOR x reference / its
+cost), spread evenly; the cheap ones run all; a
 neighbour runs on the targets that failed on its anchor; the default subnormal relation takes a seeded share of the
 cases, the same ones on every target."""
 
@@ -12,11 +13,19 @@ import pytest
 
 from harness.commands.fuzz.campaign import DEFAULT_RELATIONS, RELATION_SHARE, FuzzUsage, relation_plan
 from harness.commands.fuzz.gen import config_at
-from harness.commands.fuzz.pace import BANK, MIN_PACED_S, SLOW_FACTOR, WARMUP, Pace, pairs
+from harness.commands.fuzz.pace import BANK, MIN_PACED_S, SLOW_FACTOR, WARMUP, Pace, pairs, reference
 from harness.execution.records import Record
 from harness.model.case import FLOAT_DTYPES
 
 COSTS = {"eager_a": 0.06, "eager_b": 0.08, "eager_c": 0.1, "compiler": 2.0}  # seconds per case
+# of the four costs, the one at the 30% quantile is the cheapest, 0.06 s: the compiler's share is 2 x 0.06 / 2.0
+SHARE = SLOW_FACTOR * 0.06 / 2.0
+
+
+def test_the_reference_is_the_cheapest_third() -> None:
+    assert reference(list(COSTS.values())) == 0.06
+    costs = [0.002, 0.003, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0, 2.0]  # index int(0.3 x 10) = 3
+    assert reference(costs) == 0.02 and reference(list(reversed(costs))) == 0.02
 
 
 def _record(backend: str, case_id: str, seconds: float, output: str = "out") -> Record:
@@ -42,10 +51,9 @@ def test_a_slow_target_runs_its_share_evenly_and_cheap_ones_run_all() -> None:
     pace = Pace(list(COSTS))
     ran = _drive(pace, 200, COSTS)
     assert all(len(ran[b]) == 200 for b in ("eager_a", "eager_b", "eager_c"))
-    # the median of the four costs is 0.09 s: the compiler's share is 2 x 0.09 / 2.0 = 0.09 after its warm-up
-    # (less the credits it banks, at most BANK, while it waits for a case with an unseen pair of traits: here
+    # the compiler runs SHARE of the cases after its warm-up (less the credits it banks, at most BANK, while it waits for a case with an unseen pair of traits: here
     # every case is the same one, so it runs once its bank is full)
-    expected = WARMUP + (200 - WARMUP) * SLOW_FACTOR * 0.09 / 2.0
+    expected = WARMUP + (200 - WARMUP) * SHARE
     assert expected - BANK - 2 <= len(ran["compiler"]) <= expected + 2, (len(ran["compiler"]), expected)
     gaps = [b - a for a, b in zip(ran["compiler"][WARMUP + 1:], ran["compiler"][WARMUP + 2:])]
     assert max(gaps) - min(gaps) <= 1  # evenly spread, not bunched
@@ -56,7 +64,7 @@ def test_a_slow_target_runs_its_share_evenly_and_cheap_ones_run_all() -> None:
 
 def test_a_slow_target_spends_its_share_on_unseen_pairs_of_traits() -> None:
     """Over varied generated cases, the slow target runs about its share, and the cases it runs cover more
-    (trait, trait) pairs than every k-th case would."""
+    (trait, trait) pairs than every k-th case would (seed 3: 588 pairs against 489)."""
     configs = [c.case for c in (config_at(3, i, invalid_rate=0.3) for i in range(300)) if c.case is not None]
     pace = Pace(list(COSTS))
     ran: list[int] = []
@@ -66,7 +74,7 @@ def test_a_slow_target_spends_its_share_on_unseen_pairs_of_traits() -> None:
                 pace.record(_record(b, case.id, cost))
                 if b == "compiler":
                     ran.append(i)
-    expected = WARMUP + (len(configs) - WARMUP) * SLOW_FACTOR * 0.09 / 2.0
+    expected = WARMUP + (len(configs) - WARMUP) * SHARE
     assert expected - BANK - 2 <= len(ran) <= expected + 2, (len(ran), expected)
     step = len(configs) / len(ran)
     even = [int(j * step) for j in range(len(ran))]
@@ -83,7 +91,7 @@ def test_costs_under_the_floor_never_hold_a_target_back() -> None:
 
 def test_a_neighbour_runs_where_its_anchor_failed() -> None:
     pace = Pace(list(COSTS), pinned=lambda case_id: {"compiler"} if case_id.endswith("_n0") else ())
-    _drive(pace, 40, COSTS)  # the compiler's credit is spent: it runs about one case in eleven now
+    _drive(pace, 40, COSTS)  # the compiler's credit is spent: it runs about one case in seventeen now
     case = config_at(1, 0, invalid_rate=0.0).case
     assert case is not None
     neighbour = dataclasses.replace(case, id="fuzz_1_n0")
@@ -138,4 +146,26 @@ def test_the_help_says_the_defaults(capsys: pytest.CaptureFixture[str]) -> None:
         main(["fuzz", "--help"])
     assert done.value.code == 0
     out = " ".join(capsys.readouterr().out.split())  # argparse wraps the lines
-    assert "subnormal" in out and f"{round(RELATION_SHARE * 100)}% of the cases" in out and "twice the median" in out
+    assert "subnormal" in out and f"{round(RELATION_SHARE * 100)}% of the cases" in out and "twice the reference" in out
+
+
+def test_the_backlog_is_what_the_busiest_target_still_has_to_run() -> None:
+    """Pace.backlog, what ends the fuzz's draws before --time: (cases given without a result + 1) x cost, the
+    largest over the targets; 0 before any cost is known."""
+    pace = Pace(["eager", "compiler"])
+    assert pace.backlog() == 0.0
+    base = config_at(1, 0, invalid_rate=0.0).case
+    assert base is not None
+    for i in range(WARMUP):
+        for b, cost in (("eager", 0.01), ("compiler", 2.0)):
+            assert pace.select(b, dataclasses.replace(base, id=f"c{i}"))
+            pace.record(_record(b, f"c{i}", cost))
+    assert pace.backlog() == pytest.approx(2.0)  # nothing in flight: the next case on the compiler
+    pinned = Pace(["eager", "compiler"], pinned=lambda case_id: {"compiler"})  # every case runs on the compiler
+    for i in range(WARMUP + 3):
+        for b in ("eager", "compiler"):
+            pinned.select(b, dataclasses.replace(base, id=f"c{i}"))
+    for i in range(WARMUP):
+        pinned.record(_record("compiler", f"c{i}", 2.0))
+        pinned.record(_record("eager", f"c{i}", 0.01))
+    assert pinned.backlog() == pytest.approx((3 + 1) * 2.0)  # three handed out without a result, and the next

@@ -54,10 +54,13 @@ GRADIENT_SHARE = 0.3  # of the valid configs: `gradients: true`, where the worke
 # any float case, and each relation runs the case a few more times: on a compiled path, a build each)
 DEFAULT_RELATIONS, RELATION_SHARE = ("subnormal",), 0.1
 MINIMIZE_SHARE = 0.25  # of a --time budget: the part kept for minimizing new findings
-AHEAD = 3  # cases drawn ahead of the slowest target, and in flight on the workers
+# cases drawn ahead of the slowest target, and in flight on the workers: while a paced target builds (seconds), the
+# eager ones run up to AHEAD cases past it; with 3 the CPU stood 16% idle in a 180 s fuzz of every target, with 8 7%
+AHEAD = 8
 IN_FLIGHT = 2 * AHEAD  # drawn but not yet judged: the prepared ones waiting (prefetch) and those on the workers
-# The draws stop when the cases in flight, at TAIL_MARGIN times the pace of the last draws, and the last one on
-# the slowest target would end past --time: on a shared machine the pace halved within a minute (2026-11-29,
+# The draws stop when the cases in flight, at TAIL_MARGIN times the pace of the last draws, and what the busiest
+# target still has to run (Pace.backlog: with AHEAD 8 a slow target may hold several cases; counting one case of
+# the slowest target's cost, a 600 s fuzz ran 618 s) would end past --time: on a shared machine the pace halved within a minute (2026-11-29,
 # 2-core AMD EPYC Zen 4, the 1-minute load from 8 to 22), and 12 cases in flight took 68 s where the pace so far
 # gave 30 s
 TAIL_MARGIN = 2.0
@@ -73,7 +76,8 @@ def add_parser(sub: Any) -> None:
                         description="Generate seeded cases biased to the boundaries conv bugs live on, judge them like "
                         f"`convdiff run` (gradients on {round(GRADIENT_SHARE * 100)}% of the valid ones), steer toward new "
                         "failures, minimize each new "
-                        "finding. A target whose cost per case is above twice the median target's runs that share of "
+                        "finding. A target whose cost per case is above twice the reference (the cost of the cheapest third "
+                        "of the targets) runs that share of "
                         "the cases (harness/commands/fuzz/pace.py).")
     fz.add_argument("--backends", help="comma-separated backend names, module:Class or name=module:Class "
                     "(default: every installed backend)")
@@ -111,7 +115,7 @@ class Source:
         self.kinds: Counter = Counter()
         self.configs = generate(args.seed, args.invalid_rate, GRADIENT_SHARE, file=cases_file.name)
         self.steer = Steer(args.seed)
-        self.slowest: Callable[[], float] = lambda: 0.0  # a target's largest cost per case (pace.py), when known
+        self.backlog: Callable[[], float] = lambda: 0.0  # what the busiest target still has to run (pace.py)
 
     def feedback(self, rec: Record) -> None:
         """A result came back: a failure makes its configuration an anchor for later neighbours."""
@@ -142,10 +146,10 @@ class Source:
                 now = time.monotonic()
                 # the cases in flight still run on every target chosen for them when the time is up: stop drawing
                 # when they would take the run past its deadline, at the pace so far or of the last draws (slower
-                # of the two: a machine that got busier), the last one on the slowest target
+                # of the two: a machine that got busier), and the cases queued on the busiest target
                 recent = (now - drawn[0]) / len(drawn) if len(drawn) == drawn.maxlen else 0.0
                 whole = (now - self.start) / len(self.cases) if len(self.cases) >= IN_FLIGHT else 0.0
-                tail = TAIL_MARGIN * IN_FLIGHT * max(recent, whole) + self.slowest()
+                tail = TAIL_MARGIN * IN_FLIGHT * max(recent, whole) + self.backlog()
                 if now + tail > deadline or (self.args.cases and len(self.cases) >= self.args.cases):
                     return
                 drawn.append(now)
@@ -214,7 +218,7 @@ def run_fuzz(args: argparse.Namespace, argv: list[str]) -> int:
     last = [source.start]
     pace = Pace([b for b, _ in targets], pinned=lambda case_id: source.steer.origin.get(case_id, ()),
                 slow=[b for b, _ in targets if get_backend(b).builds_per_case])
-    source.slowest = pace.slowest
+    source.backlog = pace.backlog
 
     def collect(rec: Record) -> None:
         sink(rec)

@@ -70,7 +70,7 @@ FOCI = ("plain", "stride_remainder", "short_kernel", "dilation_over_stride", "sa
         # the boundaries of the derived features (the module doc)
         "out_one", "pad_reach", "outpad_stride", "group_ratio", "long_sum", "channels_last_one", "channels_width")
 BOUNDARY_FOCI = FOCI[10:]
-SECOND_SHARE = 0.3  # of the boundary configs: on a second boundary too (bugs sit on conjunctions of two)
+SECOND_SHARE = 0.5  # of the boundary configs: on a second boundary too (bugs sit on conjunctions of two)
 FOLD_SHARE = 0.5  # of the `plain` configs: `epilogue_fold` (drawn from a stream of its own: the rest stay as drawn)
 PADDING_FORMS = ("int", "per_dim", "pairs", *PADDING_MODES)
 MAX_ATTEMPTS = 50

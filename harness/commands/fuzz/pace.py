@@ -6,20 +6,29 @@ targets to 105 cases (seed 7, 2026-11-29, 2-core AMD EPYC Zen 4), and every eage
 
 `Pace` measures each target's seconds per case from its results (`duration_s` of the forward result, its
 gradients and its relations) and gives each target a credit: every drawn case adds min(1, cap / cost), where
-cap is SLOW_FACTOR times the median target's cost per case, and running a case spends 1. A target at or below
-the cap runs every case; one ten times the median runs about SLOW_FACTOR / 10 of them, spread evenly over the
-run. A target is not held back while its cost is under MIN_PACED_S (a few milliseconds decide nothing), nor
+cap is SLOW_FACTOR times the reference cost, and running a case spends 1. The reference is the cost at
+REFERENCE_QUANTILE of the targets' costs, the cheapest third: the eager frameworks and the direct operator
+calls, whose milliseconds let them run many times the cases a build per case allows. A target at or below
+the cap runs every case; one ten times the reference runs about SLOW_FACTOR / 10 of them, spread evenly over
+the run. With the median as the reference, half of the 35 targets ran every case at 0.1 to 0.3 s each, and
+so every target, the eager ones included, saw only 154 cases in a 180 s fuzz of seed 7; with the cheapest
+third, 594 (2026-11-29, 2-core AMD EPYC Zen 4; what a fuzz finds grows with the cases its cheap targets see,
+bench/fuzz_share.py). A target is not held back while its cost is under MIN_PACED_S (the eager
+frameworks' calls, inflated by a busy machine, stay under it), nor
 before it has WARMUP results, except one that says it builds a model per case (`builds_per_case`: `slow`):
 that one runs the first WARMUP cases and then waits for their costs, where it would otherwise be handed every
 case drawn while its first builds run. A steered neighbour (steer.py) always runs on the targets whose failure
 anchored it: it tests that failure's boundary.
 
-Which cases a slow target runs: those that add to its pairwise coverage. Each case has a few coarse traits
-(`traits`: op, dtype, layout, valid or not, the generator's focus (a boundary or an invalid class), groups kind, padding kind, bias, the epilogue's first
-two ops, gradients); a slow target keeps up to BANK credits and spends one on a case that shows it a pair of
-trait values it has not run yet, or on any case once its credits reach BANK. Its share of the cases stays
-what its cost allows; which ones it gets covers more combinations (paddle-inference, IREE and the ONNX
-converters fail on epilogue, dtype and groups combinations that an even share left unrun).
+Which cases a slow target runs: those that add most to its pairwise coverage. Each case has a few coarse
+traits (`traits`: op, dtype, layout, valid or not, the generator's focus (a boundary or an invalid class),
+groups kind, padding kind, bias, the epilogue's first two ops, gradients); a slow target keeps up to BANK
+credits and spends one on a case that shows it more pairs of trait values it has not run yet than the median
+of the last RECENT cases offered to it would have, or on any case once its credits reach BANK. Its share of
+the cases stays what its cost allows; which ones it gets covers more combinations (paddle-inference, IREE and
+the ONNX converters fail on epilogue, dtype and groups combinations that an even share left unrun). Any
+unseen pair, rather than more than usual, decided nothing: early on nearly every case shows one, and at a
+share of 1 in 17 the chosen cases covered fewer pairs than every 17th case.
 
 Which case a slow target runs follows the measured costs, so it differs between hosts and between two runs of
 one seed, as the steered draws do; the generated cases themselves are the seed's.
@@ -27,18 +36,19 @@ one seed, as the steered draws do; the generated cases themselves are the seed's
 
 from __future__ import annotations
 
-import statistics
 import threading
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Collection, Sequence
 
 from harness.execution.records import Record
 from harness.model.case import Case
 
-SLOW_FACTOR = 2.0  # a target's cost per case above this multiple of the median target's: it runs a share
+SLOW_FACTOR = 2.0  # a target's cost per case above this multiple of the reference: it runs a share
 WARMUP = 3  # results before a target's cost is trusted
-MIN_PACED_S = 0.05  # a cost per case below this never holds a target back
-BANK = 2.0  # credits a slow target may hold while it waits for a case with an unseen pair of traits
+MIN_PACED_S = 0.1  # a cost per case below this never holds a target back
+REFERENCE_QUANTILE = 0.3  # the reference cost: the cheapest third of the targets
+BANK = 2.0  # credits a slow target may hold while it waits for a case with more unseen pairs of traits than usual
+RECENT = 16  # the cases offered lately whose counts of unseen pairs set what is usual
 
 
 def traits(case: Case) -> tuple[str, ...]:
@@ -52,6 +62,12 @@ def traits(case: Case) -> tuple[str, ...]:
     return (f"op={case.op}", f"dtype={case.dtype}", f"layout={case.layout}", f"expect={case.expect}", f"focus={focus}",
             f"groups={groups}", f"padding={padding}", f"bias={case.bias}", f"epi0={epilogue[0]}",
             f"epi1={epilogue[1]}", f"grad={case.gradients}")
+
+
+def reference(costs: Sequence[float]) -> float:
+    """The cost a slow target's share is measured against: the one at REFERENCE_QUANTILE of the sorted costs."""
+    ordered = sorted(costs)
+    return ordered[int(REFERENCE_QUANTILE * (len(ordered) - 1))]
 
 
 def pairs(case: Case) -> set[tuple[str, str]]:
@@ -70,6 +86,8 @@ class Pace:
         self.ran = Counter[str]()
         self.skipped = Counter[str]()
         self.covered: dict[str, set[tuple[str, str]]] = {b: set() for b in backends}
+        # the unseen pairs each recent case would have shown a slow target: it runs one above their median
+        self.offered: dict[str, deque[int]] = {b: deque(maxlen=RECENT) for b in backends}
         self.pinned, self.slow = pinned, set(slow)
         self.lock = threading.Lock()
 
@@ -86,10 +104,13 @@ class Pace:
         n = self.results[backend]
         return self.spent[backend] / n if n >= WARMUP else None
 
-    def slowest(self) -> float:
-        """The largest cost per case so far (0 before any is known): what a last case may take on its slowest target."""
+    def backlog(self) -> float:
+        """The seconds the busiest target still needs for the cases handed to it and one more: on each target,
+        (cases it was given without a result yet + 1) x its cost per case; the largest (0 before any is known).
+        What the cases already drawn, and the next one, may still take on a slow target when the time is up."""
         with self.lock:
-            return max((c for c in (self.cost(b) for b in self.spent) if c is not None), default=0.0)
+            return max(((self.ran[b] - self.results[b] + 1) * c for b in self.spent
+                        if (c := self.cost(b)) is not None), default=0.0)
 
     def share(self, backend: str) -> float:
         """The share of the cases the target runs at its present cost."""
@@ -97,7 +118,7 @@ class Pace:
         mine = self.cost(backend)
         if mine is None or mine < MIN_PACED_S or not costs:
             return 1.0
-        return min(1.0, SLOW_FACTOR * statistics.median(costs) / mine)
+        return min(1.0, SLOW_FACTOR * reference(costs) / mine)
 
     def select(self, backend: str, case: Case) -> bool:
         with self.lock:
@@ -112,8 +133,11 @@ class Pace:
                 run = True
             else:
                 self.credit[backend] = min(self.credit[backend] + share, BANK)
-                new = pairs(case) - self.covered[backend]
-                run = ((self.credit[backend] >= 1.0 and (bool(new) or self.credit[backend] >= BANK))
+                new = len(pairs(case) - self.covered[backend])
+                offered = self.offered[backend]
+                usual = sorted(offered)[len(offered) // 2] if offered else 0  # the median of the recent offers
+                offered.append(new)
+                run = ((self.credit[backend] >= 1.0 and (new > usual or self.credit[backend] >= BANK))
                        or backend in self.pinned(case.id))
             if run:
                 self.covered[backend] |= pairs(case)
