@@ -11,7 +11,8 @@ Mechanism: `tensorflow/core/framework/common_shape_fns.cc` `Conv3DShape` reads `
 
 Symptoms:
 - wrong static shapes (tf.function, SavedModel), right runtime results;
-- tf.function, XLA, tf2onnx and TFLiteConverter refuse such a conv3d (table below).
+- tf.function, XLA, tf2onnx and TFLiteConverter refuse such a conv3d (table below);
+- where the swapped size fits, adding a tensor of the true output shape after it fails to trace ("Dimensions must be equal").
 """
 import os
 import sys
