@@ -8,6 +8,11 @@ What happens: Adding to this thread: on CPU the call does not fail at all: F.con
 Expected: an error naming the dilation, as F.conv2d gives for the same value (a dilation must be a positive integer).
 
 Mechanism: ConvTransposeInferMeta (paddle/phi/infermeta/binary.cc) checks strides > 0 but not dilations, and uses dilation * (k - 1) + 1 as the kernel extent, 1 for dilation 0; the CPU kernel then runs with it. The forward ConvInferMeta checks dilations > 0.
+
+Symptoms:
+- F.conv1d/2d/3d_transpose return a tensor for dilation 0 or -1;
+- a saved model run by paddle.inference alike (float64, and float32 conv3d_transpose);
+- with output_size, where the size check holds, the call runs too.
 """
 import sys
 import paddle

@@ -8,6 +8,10 @@ What happens: R.nn.conv2d(x, w, dilation=0) on a 1x4x5x6 input with a 4x4x3x3 we
 Expected: an error, as PyTorch gives ("dilation should be greater than zero", "negative padding is not supported"); ONNX Conv's pads "can take any value greater than or equal to 0" (https://onnx.ai/onnx/operators/onnx__Conv.html).
 
 Mechanism: src/relax/op/nn/convolution.cc: conv1d/conv2d/conv3d check groups > 0 and the lengths of strides and dilation, never their values; InferStructInfoConv2d then computes (H + pad - dilation * (k - 1) - 1) / stride + 1 as given, and TOPI's conv2d only refuses an output length below 1.
+
+Symptoms:
+- conv1d/2d/3d with dilation 0 or -1, or a negative padding, compile and run;
+- conv1d/2d/3d_transpose with dilation -1 and a kernel of at most 2 on that axis run too, through the ONNX importer and built directly.
 """
 import sys
 import numpy as np
