@@ -1,7 +1,7 @@
 """[Relax] R.nn.conv2d accepts dilation=0 and negative padding and compiles them, instead of rejecting the attributes
 
 Kind: invalid-accepted
-Ask: An error when the op is built or its struct info inferred: dilation must be >= 1 and padding >= 0, as the transposed convolutions already require for dilation.
+Ask: An error when the op is built or its struct info inferred: dilation must be >= 1 and padding >= 0, for the convolutions and the transposed convolutions alike (the transposed ones refuse a dilation of 0 but not -1).
 
 What happens: R.nn.conv2d(x, w, dilation=0) on a 1x4x5x6 input with a 4x4x3x3 weight compiles for llvm and returns a (1, 4, 5, 6) tensor whose every element is 36: the nine taps all read the same input element. R.nn.conv2d(x, w, padding=-1) returns (1, 4, 1, 2): the negative padding crops the input. conv1d and conv3d behave alike (dilation -1 too), and the ONNX importer passes such attributes through.
 
