@@ -1,17 +1,17 @@
 """[Relax] R.nn.conv2d accepts dilation=0 and negative padding and compiles them, instead of rejecting the attributes
 
 Kind: invalid-accepted
-Ask: An error when the op is built or its struct info inferred: dilation must be >= 1 and padding >= 0, for the convolutions and the transposed convolutions alike (the transposed ones refuse a dilation of 0 but not -1).
+Ask: An error when the op is built or its struct info inferred: dilation >= 1 and padding >= 0, transposed convolutions included (they refuse dilation 0, not -1).
 
-What happens: R.nn.conv2d(x, w, dilation=0) on a 1x4x5x6 input with a 4x4x3x3 weight compiles for llvm and returns a (1, 4, 5, 6) tensor whose every element is 36: the nine taps all read the same input element. R.nn.conv2d(x, w, padding=-1) returns (1, 4, 1, 2): the negative padding crops the input. conv1d and conv3d behave alike (dilation -1 too), and the ONNX importer passes such attributes through.
+What happens: R.nn.conv2d(x, w, dilation=0) on a 1x4x5x6 input with a 4x4x3x3 weight compiles for llvm and returns a (1, 4, 5, 6) tensor of 36s: the nine taps read one input element. padding=-1 returns (1, 4, 1, 2): the input is cropped. The ONNX importer passes such attributes through.
 
-Expected: an error, as PyTorch gives ("dilation should be greater than zero", "negative padding is not supported"); ONNX Conv's pads "can take any value greater than or equal to 0" (https://onnx.ai/onnx/operators/onnx__Conv.html).
+Expected: an error, as PyTorch gives; ONNX Conv's pads "can take any value greater than or equal to 0" (https://onnx.ai/onnx/operators/onnx__Conv.html).
 
 Mechanism: src/relax/op/nn/convolution.cc: conv1d/conv2d/conv3d check groups > 0 and the lengths of strides and dilation, never their values; InferStructInfoConv2d then computes (H + pad - dilation * (k - 1) - 1) / stride + 1 as given, and TOPI's conv2d only refuses an output length below 1.
 
 Symptoms:
 - conv1d/2d/3d with dilation 0 or -1, or a negative padding, compile and run;
-- conv1d/2d/3d_transpose with dilation -1 and a kernel of at most 2 on that axis run too, through the ONNX importer and built directly.
+- conv1d/2d/3d_transpose with dilation -1 and a kernel of at most 2 on that axis run too.
 """
 import sys
 import numpy as np
