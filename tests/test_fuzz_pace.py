@@ -84,7 +84,7 @@ def test_a_slow_target_spends_its_share_on_unseen_pairs_of_traits() -> None:
 
 
 def test_costs_under_the_floor_never_hold_a_target_back() -> None:
-    tiny = {"a": MIN_PACED_S / 100, "b": MIN_PACED_S / 2}  # b is 50 times a, both below the floor
+    tiny = {"a": 0.0, "b": MIN_PACED_S / 100, "c": MIN_PACED_S / 2}  # c is 50 times b, all below the floor
     ran = _drive(Pace(list(tiny)), 50, tiny)
     assert all(len(v) == 50 for v in ran.values())
 
