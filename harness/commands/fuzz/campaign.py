@@ -59,10 +59,8 @@ MINIMIZE_SHARE = 0.25  # of a --time budget: the part kept for minimizing new fi
 AHEAD = 8
 IN_FLIGHT = 2 * AHEAD  # drawn but not yet judged: the prepared ones waiting (prefetch) and those on the workers
 # The draws stop when the cases in flight, at TAIL_MARGIN times the pace of the last draws, and what the busiest
-# target still has to run (Pace.backlog: with AHEAD 8 a slow target may hold several cases; counting one case of
-# the slowest target's cost, a 600 s fuzz ran 618 s) would end past --time: on a shared machine the pace halved within a minute (2026-11-29,
-# 2-core AMD EPYC Zen 4, the 1-minute load from 8 to 22), and 12 cases in flight took 68 s where the pace so far
-# gave 30 s
+# target still has queued (Pace.backlog; one case of the slowest target's cost let a 600 s fuzz run 618 s) would end
+# past --time: on a shared 2-core AMD EPYC Zen 4 (2026-11-29) 12 cases in flight took 68 s where the pace gave 30 s
 TAIL_MARGIN = 2.0
 TICK_S = 30.0
 
