@@ -81,6 +81,8 @@ bench: $(STAMP)
 	$(PY) bench/crash_restart.py
 	$(PY) bench/fresh_clone.py
 	$(PY) bench/workflow_jobs.py
+	@# a cold night's cost on 12 cases with the relations' runs built one by one and in the batches (ahead.py)
+	$(PY) bench/relations_ahead.py --out reports/bench/relations-ahead
 	@# the share of the host's known issues a 10-minute fuzz rediscovers (seed 1), and scope on four planted bugs
 	$(PY) bench/fuzz_share.py
 	$(PY) bench/scope_planted.py

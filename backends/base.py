@@ -51,13 +51,14 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from harness.model.case import FLOAT_DTYPES, LAYOUTS, OPS, Case
-from harness.numerics.inputs import Inputs
+from harness.numerics.inputs import Inputs, make_inputs
 
 HostFact = str | int | float | bool | list[str]
 
@@ -281,10 +282,14 @@ class Backend:
         Unsupported with the reason where it cannot apply here."""
         raise Unsupported(f"{self.name} has no kernel variant {name!r}")
 
-    def prepare(self, cases: list[Case], device: str) -> dict[str, int]:
+    def prepare(self, cases: list[Case], device: str, inputs: list[Inputs] | None = None) -> dict[str, int]:
         """Build ahead, `batch_size` cases at a time, what run() will build per case (one compiled
         module for many cases, stored in the adapter's cache), so that run() finds it built. run()
-        must return the same either way; a failed or crashed prepare only costs the time. Counts."""
+        must return the same either way; a failed or crashed prepare only costs the time. Counts.
+        `inputs[i]`: the data cases[i] will run with (given_inputs: make_inputs(case) where None). An
+        adapter whose prepare takes `inputs` is also handed the runs the metamorphic relations derive
+        from the cases (other batch sizes, layouts, scaled data: harness/execution/ahead.py); one
+        without the parameter gets the cases alone."""
         return {}
 
     def run_gradients(self, case: Case, inputs: Inputs, dy: np.ndarray, device: str) -> dict[str, Output]:
@@ -298,6 +303,12 @@ class Backend:
         entry instead of an Output. Called only when `case.gradients`; the forward ran first.
         """
         raise Unsupported(f"{self.name}: this adapter has no gradient path (capabilities: gradients none)")
+
+
+def given_inputs(cases: list[Case], inputs: list[Inputs] | None) -> Iterator[tuple[Case, Inputs]]:
+    """Each case of a prepare with the data it will run with: `inputs[i]`, or its own inputs where none given."""
+    for i, case in enumerate(cases):
+        yield case, inputs[i] if inputs is not None else make_inputs(case)
 
 
 def first_line(exc: BaseException) -> str:

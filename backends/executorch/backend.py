@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from backends.artifacts import ArtifactCache, case_key, sources_digest
-from backends.base import Backend, Capabilities, HostFact, Output, Rejected, Unsupported, first_line
+from backends.base import Backend, Capabilities, HostFact, Output, Rejected, Unsupported, first_line, given_inputs
 from backends.executorch import batch, program, quant, runtime
 from backends.executorch.batch import Batches, a_to_tensor, member_arrays
 from backends.torch.eager import TORCH_TEMPLATE, invalid_padding_reason
@@ -160,21 +160,18 @@ class ExecutorchBase(Backend):
         cause = exc.__cause__  # ExecuTorch's pass manager wraps a pass's exception in one that names only the pass
         return first_line(exc) + (f" (caused by {first_line(cause)})" if cause is not None else "")
 
-    def prepare(self, cases: list[Case], device: str) -> dict[str, int]:
+    def prepare(self, cases: list[Case], device: str, inputs: list[Inputs] | None = None) -> dict[str, int]:
         """Lower the uncached float cases `batch_size` to a program (batch.py)."""
-        from harness.numerics.inputs import make_inputs
-
         if self.cache.root is None:
             return {"batched": 0}
         todo = []
-        for case in cases:
+        for case, data in given_inputs(cases, inputs):
             if case.geometry is None or case.quantized or self.epilogue_reason(case) or self.supports(case, device):
                 continue
-            inputs = make_inputs(case)
-            key = case_key(case, inputs, self.salt)
+            key = case_key(case, data, self.salt)
             try:
                 if self.cache.load(key) is None:
-                    todo.append((key, case, inputs))
+                    todo.append((key, case, data))
             except Exception:  # noqa: BLE001 - remembered crash: run() reports it
                 continue
         return {"to_build": len(todo), "batched": self.batches.build(todo, self.batch_size)}

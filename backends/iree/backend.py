@@ -216,8 +216,8 @@ class IreeBackend(Backend):
             lines.append(integer_line(meta, self.form(case)))
         return Output(y, str(y.dtype), "\n".join(lines), notes=notes)
 
-    def prepare(self, cases: list[Case], device: str) -> dict[str, int]:
-        return batch.prepare(self, cases, device)
+    def prepare(self, cases: list[Case], device: str, inputs: list[Inputs] | None = None) -> dict[str, int]:
+        return batch.prepare(self, cases, device, inputs)
 
 
 class IreeQLinearBackend(IreeBackend):

@@ -23,8 +23,10 @@ import os
 from typing import Any, Protocol
 
 from backends.artifacts import ArtifactCache
+from backends.base import given_inputs
 from backends.iree.compile import CompileFailed, compile_mlir, functions_at, import_models
 from harness.model.case import Case
+from harness.numerics.inputs import Inputs
 
 
 class Batchable(Protocol):
@@ -40,24 +42,21 @@ class Batchable(Protocol):
     def model(self, case: Case, inputs: Any, attrs: dict[str, Any]) -> Any: ...
 
 
-def prepare(backend: Batchable, cases: list[Case], device: str) -> dict[str, int]:
-    """Compile the share's uncached cases in batches; counts for the worker's log."""
-    from harness.numerics.inputs import make_inputs
-
+def prepare(backend: Batchable, cases: list[Case], device: str, inputs: list[Inputs] | None = None) -> dict[str, int]:
+    """Compile the share's uncached cases (with `inputs`, else their own) in batches; counts for the worker's log."""
     if backend.cache.root is None or os.environ.get("CONVDIFF_CACHE_WRITE", "").lower() == "second":
         return {"batched": 0}  # no cache to put them in, or configurations that will not come back (fuzz)
     todo: list[tuple[str, Any]] = []
-    for case in cases:
+    for case, data in given_inputs(cases, inputs):
         if case.geometry is None or backend.supports(case, device) or backend.epilogue_reason(case):
             continue
         # a refused model, a quantized case qmodel cannot state (its per-channel scales) or a remembered crash:
         # run() answers it
         with contextlib.suppress(Exception):
-            inputs = make_inputs(case)
-            key = backend.key(case, inputs)
+            key = backend.key(case, data)
             if backend.cache.load(key) is None:
                 attrs, _, _ = backend.plan(case)
-                todo.append((key, backend.model(case, inputs, attrs)))
+                todo.append((key, backend.model(case, data, attrs)))
     size = max(backend.batch_size, 1)
     done = sum(compile_batch(backend.cache, todo[i:i + size]) for i in range(0, len(todo), size))
     return {"to_build": len(todo), "batched": done}

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from backends.artifacts import ArtifactCache, case_key, sources_digest
-from backends.base import Capabilities, Output, Rejected, first_line
+from backends.base import Capabilities, Output, Rejected, first_line, given_inputs
 from backends.onnx import split
 from backends.onnx.onnxruntime_backend import OrtBase
 from backends.torch import epilogue as torch_epilogue
@@ -115,21 +115,18 @@ class TorchOnnxOrtBackend(OrtBase):
                               input_names=["x", *residuals], output_names=["y"])
         return buf.getvalue()
 
-    def prepare(self, cases: list[Case], device: str) -> dict[str, int]:
+    def prepare(self, cases: list[Case], device: str, inputs: list[Inputs] | None = None) -> dict[str, int]:
         """Export the uncached cases `batch_size` at a time and store each member's model (module doc)."""
-        from harness.numerics.inputs import make_inputs
-
         if self.cache.root is None:
             return {"batched": 0}
         todo = []
-        for case in cases:
+        for case, data in given_inputs(cases, inputs):
             if case.geometry is None or self.epilogue_reason(case) or self.supports(case, device):
                 continue
-            inputs = make_inputs(case)
-            key = case_key(case, inputs, self.salt)
+            key = case_key(case, data, self.salt)
             if self.cache.load(key) is None:
                 cls, args, pre_pad, crop, _, _ = module_plan(case)
-                todo.append((key, case, inputs, (cls, args, pre_pad, crop)))
+                todo.append((key, case, data, (cls, args, pre_pad, crop)))
         done = sum(self._export_batch(todo[i:i + self.batch_size]) for i in range(0, len(todo), self.batch_size))
         return {"to_build": len(todo), "batched": done}
 

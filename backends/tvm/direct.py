@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from backends.base import Backend, Capabilities, HostFact, Output, Rejected, first_line
+from backends.base import Backend, Capabilities, HostFact, Output, Rejected, first_line, given_inputs
 from backends.tvm import epilogue as tvm_epilogue
 from backends.tvm.cache import Batched, CachedBuildFailure, CompileCache, cache_key
 from backends.tvm.plan import canonical_kernel_layout, data_layout, direct_plan, kernel_layout, relayout
@@ -83,21 +83,19 @@ class TvmBase(Backend):
         self.collecting: list[tuple[str, Callable[[], Any]]] | None = None  # prepare() in progress
         self.batch_vms: dict[tuple[str, str], Any] = {}  # (batch library, device) -> its VM
 
-    def prepare(self, cases: list[Case], device: str) -> dict[str, int]:
+    def prepare(self, cases: list[Case], device: str, inputs: list[Inputs] | None = None) -> dict[str, int]:
         """Compile the cases' modules `batch_size` at a time (issue 26): run() up to its compile, noting
         each uncached (key, module factory) instead of building it, then one tvm.compile per batch.
         run() then finds its key in the cache and executes the very function it would have built."""
-        from harness.numerics.inputs import make_inputs
-
         if self.cache.root is None:
             return {"batched": 0}
         self.collecting = []
         try:
-            for case in cases:
+            for case, data in given_inputs(cases, inputs):
                 if case.geometry is None or self.epilogue_reason(case) or self.supports(case, device):
                     continue
                 with contextlib.suppress(Exception):  # Collected, or an answer run() gives again per case
-                    self.run(case, make_inputs(case), device)
+                    self.run(case, data, device)
         finally:
             todo, self.collecting = self.collecting, None
         target = self.target(device)

@@ -60,6 +60,13 @@ class TvmTfliteImportBackend(TvmBase):
         dtypes=("float32",),
     )
 
+    def prepare(self, cases: list[Case], device: str) -> dict[str, int]:
+        """The cases' builds in batches, without the runs their relations derive (no `inputs` parameter: see
+        Backend.prepare). What a model costs here is its TF -> TFLite conversion, which a batch does not share, so
+        converting the derived runs ahead saves nothing, and converts those of cases the importer then refuses
+        (12 worker-s one by one against 50 ahead on 12 nightly cases, bench/relations_ahead.py, 2026-11-29)."""
+        return super().prepare(cases, device)
+
     def supports(self, case: Case, device: str) -> str | None:
         if case.dtype != "float32":
             return f"TFLiteConverter float path is float32 only (case is {case.dtype})"

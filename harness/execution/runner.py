@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from harness.execution.ahead import oracle_for
 from harness.execution.pool import Worker, prestart, run_message
 from harness.execution.prefetch import MAX_AHEAD, Prefetch
 from harness.execution.records import Record
@@ -32,9 +33,7 @@ from harness.execution.relation_exec import (
 from harness.execution.warm_pool import POOL, release
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs, make_inputs
-from harness.numerics.oracle import reference
 from harness.numerics.oracle_grad import gradient_reference
-from harness.numerics.quant import quant_reference
 
 # The controller's BLAS (numpy's OpenBLAS, in the oracle's einsum) on one thread while workers run: with
 # its default of one thread per core it spent 8.5 CPU-s on the full corpus' inputs and oracles where one
@@ -76,15 +75,6 @@ class RunInfo:
     # per target, what its workers' batched builds (Backend.prepare) reported: counts, and "seconds", a cost
     # that is in no record's duration_s (the --shard cost table spreads it over the target's cases)
     builds: dict[str, dict[str, Any]] = field(default_factory=dict)
-
-
-def oracle_for(case: Case, inputs: Inputs) -> tuple | None:
-    if case.geometry is None:
-        return None
-    if case.quantized:
-        assert inputs.quant is not None
-        return quant_reference(case, inputs.x, inputs.w, inputs.b, inputs.quant)
-    return reference(case, inputs.x, inputs.w, inputs.b, inputs.epilogue)
 
 
 def prepare(case: Case) -> Prepared:
@@ -144,7 +134,9 @@ class Lane:
             w.send_plan(shares[w.target])  # all asked first, so they answer side by side; [] forgets a last plan
         for w in self.workers:
             w.await_plan()
-            w.prepare(shares[w.target])
+            # the relations judged on each case here: their derived runs are built in the same batches
+            w.prepare(shares[w.target], [self.relations.for_case(c, w.backend) if self.relations else ()
+                                         for c in shares[w.target]])
         # each pending case with its workers, its input bytes and its relation runs (relation_exec.CaseRelations)
         pending: deque[tuple[Prepared, list[Worker], int, Any]] = deque()
         queued = 0  # input bytes of the pending cases after the first (the one judged next)

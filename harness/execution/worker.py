@@ -7,6 +7,7 @@ told to stop. It never compares anything: it only reports what the framework did
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import os
 import queue
 import signal
@@ -23,7 +24,8 @@ from harness.execution.grad_exec import execute_gradients
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
 
-BATCH_ENV = "CONVDIFF_BATCH"  # 0 or off: no Backend.prepare, every case builds alone (bench, tests)
+BATCH_ENV = "CONVDIFF_BATCH"  # 0 or off: no Backend.prepare, every case builds alone (bench, tests); cases: the
+# cases only, their relation runs built one by one (harness/execution/ahead.py; bench/relations_ahead.py's baseline)
 THREADS_ENV = "CONVDIFF_THREADS"  # n: Backend.set_threads(n) before setup (a worker of the `threads` relation)
 KERNELS_ENV = "CONVDIFF_KERNELS"  # a name: Backend.use_kernel_variant(name) before setup (the `layout` relation)
 PROFILE_ENV = "CONVDIFF_PROFILE"  # a directory: each worker writes its cProfile stats there when it stops
@@ -84,11 +86,19 @@ def execute(backend: Any, case: Case, inputs: Inputs, device: str) -> dict[str, 
     }
 
 
-def prepare(backend: Any, cases: list[Case], device: str) -> dict[str, Any]:
-    """Backend.prepare for the cases this worker will run; an adapter exception is reported, not raised."""
+def prepare(backend: Any, cases: list[Case], device: str, relations: list[tuple[str, ...]]) -> dict[str, Any]:
+    """Backend.prepare for the cases this worker will run and, where the adapter takes their `inputs`, the runs of
+    the relations judged on them (harness/execution/ahead.py); an adapter exception is reported, not raised."""
     start = time.perf_counter()
     try:
-        counts = {str(k): int(v) for k, v in backend.prepare(cases, device).items()}
+        if (any(relations) and "inputs" in inspect.signature(backend.prepare).parameters
+                and os.environ.get(BATCH_ENV, "").lower() != "cases"):
+            from harness.execution.ahead import ahead  # the oracle and relations: only where a build takes them
+
+            cases, inputs = ahead(cases, relations)
+            counts = {str(k): int(v) for k, v in backend.prepare(cases, device, inputs=inputs).items()}
+        else:
+            counts = {str(k): int(v) for k, v in backend.prepare(cases, device).items()}
     except Exception as exc:  # noqa: BLE001 - the cases then build one by one, as without prepare
         counts = {"error": first_line(exc)}
     return {**counts, "seconds": round(time.perf_counter() - start, 3)}
@@ -191,7 +201,7 @@ def worker_main(requests: Any, replies: Any, backend_name: str, device: str) -> 
             replies.send(("planned", plan(backend, msg[1], device)))
             continue
         if msg[0] == "prepare":  # build ahead for the cases to come (Backend.prepare); never fatal
-            replies.send(("prepared", prepare(backend, msg[1], device)))
+            replies.send(("prepared", prepare(backend, msg[1], device, msg[2] if len(msg) > 2 else [])))
             continue
         _, case, inputs = msg
         result = execute(backend, case, inputs, device)
