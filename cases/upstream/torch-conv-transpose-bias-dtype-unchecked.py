@@ -8,6 +8,10 @@ What happens: on CPU with torch 2.13.0 (and 2.14.1), F.conv_transpose1d with a f
 Expected: the error the forward convolutions give for the same tensors. The functional docs (https://pytorch.org/docs/stable/generated/torch.nn.functional.conv_transpose1d.html) name no cast of the bias, and the three ranks should agree.
 
 Mechanism: conv1d_symint, conv2d_symint and conv3d_symint in aten/src/ATen/native/Convolution.cpp check bias.dtype() == input.dtype() before at::convolution; conv_transpose1d/2d/3d_symint call at::convolution_symint without that check, and the CPU transposed kernel for 1-D/2-D then adds the bias in the input's dtype.
+
+Symptoms:
+a float16, float32 or float64 input with a bias of another dtype: conv_transpose1d/2d return an output.
+a bfloat16 input with a bias of another dtype, on a CPU without oneDNN's bfloat16 kernels (AVX2): the same.
 """
 import sys
 import torch
