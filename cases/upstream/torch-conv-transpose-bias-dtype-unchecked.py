@@ -3,15 +3,15 @@
 Kind: invalid-accepted
 Ask: please make conv_transpose1d/2d/3d raise "Input type (...) and bias type (...) should be the same" as conv1d/2d/3d do, instead of casting the bias.
 
-What happens: on CPU with torch 2.13.0 (and 2.14.1), F.conv_transpose1d with a float64 input and weight and a float32 bias returns a float64 result of shape (1, 4, 9), and F.conv_transpose2d alike; a float32 input with a float16 or bfloat16 bias, and a float16 input with a float32 bias, are accepted too. F.conv1d on the same tensors raises "Input type (double) and bias type (float) should be the same", and F.conv_transpose3d raises "expected scalar type Double but found Float" from its kernel. A bfloat16 input goes to oneDNN, which refuses the mixed bias.
+What happens: on CPU with torch 2.13.0 (and 2.14.1), F.conv_transpose1d with a float64 input and weight and a float32 bias returns a float64 result of shape (1, 4, 9), and F.conv_transpose2d alike. F.conv1d on the same tensors raises "Input type (double) and bias type (float) should be the same", and F.conv_transpose3d raises "expected scalar type Double but found Float" from its kernel.
 
 Expected: the error the forward convolutions give for the same tensors. The functional docs (https://pytorch.org/docs/stable/generated/torch.nn.functional.conv_transpose1d.html) name no cast of the bias, and the three ranks should agree.
 
 Mechanism: conv1d_symint, conv2d_symint and conv3d_symint in aten/src/ATen/native/Convolution.cpp check bias.dtype() == input.dtype() before at::convolution; conv_transpose1d/2d/3d_symint call at::convolution_symint without that check, and the CPU transposed kernel for 1-D/2-D then adds the bias in the input's dtype.
 
 Symptoms:
-a float16, float32 or float64 input with a bias of another dtype: conv_transpose1d/2d return an output.
-a bfloat16 input with a bias of another dtype, on a CPU without oneDNN's bfloat16 kernels (AVX2): the same.
+float16, float32 or float64 input, bias of another dtype: conv_transpose1d/2d return an output.
+bfloat16 input, bias of another dtype, a CPU without oneDNN's bfloat16 kernels (AVX2): the same.
 """
 import sys
 import torch
