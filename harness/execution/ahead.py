@@ -14,13 +14,11 @@ they build one by one as before.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Sequence
 
 import numpy as np
 
-from backends.digest import baked_arrays_digest
+from backends.artifacts import case_key
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs, make_inputs
 from harness.numerics.oracle import reference
@@ -40,14 +38,6 @@ def oracle_for(case: Case, inputs: Inputs) -> tuple | None:
     return reference(case, inputs.x, inputs.w, inputs.b, inputs.epilogue)
 
 
-def _identity(case: Case, inputs: Inputs) -> str:
-    """Equal for two runs that build the same model: the parameters without the seed, and the arrays a model bakes
-    in (backends/digest.py; the input is not one of them, so a run on other rows of x needs no model of its own)."""
-    params = case.params()
-    params.pop("seed", None)
-    return baked_arrays_digest(case, inputs, hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()))
-
-
 def ahead(cases: Sequence[Case], relations: Sequence[tuple[str, ...]] | None = None) -> tuple[list[Case], list[Inputs]]:
     """The cases with their inputs, each followed by the main-process runs of its relations (`relations[i]`: the
     names the run judges on cases[i] on this target; none: the cases alone), each distinct model once."""
@@ -56,7 +46,7 @@ def ahead(cases: Sequence[Case], relations: Sequence[tuple[str, ...]] | None = N
     seen: set[str] = set()
 
     def add(case: Case, inputs: Inputs) -> None:
-        key = _identity(case, inputs)
+        key = case_key(case, inputs, {})  # the model's key without an adapter's salt: equal keys, one build
         if key not in seen:
             seen.add(key)
             out_cases.append(case)

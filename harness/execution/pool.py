@@ -33,8 +33,7 @@ def run_message(case: Case, inputs: Inputs) -> bytes:
 Spawned = tuple[subprocess.Popen, Connection, Connection, Any, float]
 PLAN_TIMEOUT_S = 60.0  # worker.plan: supports() over the cases, milliseconds each
 STARTUP_TIMEOUT_S = 300.0  # importing a framework (and a cold CUDA context) can be slow
-# Backend.prepare's deadline: fixed + per build (a case, or about RUNS_PER_RELATION per relation it is judged on)
-PREPARE_TIMEOUT_S, PREPARE_PER_CASE_S, RUNS_PER_RELATION = 60.0, 10.0, 4
+PREPARE_TIMEOUT_S, PREPARE_PER_CASE_S, RUNS_PER_RELATION = 60.0, 10.0, 4  # prepare's deadline: fixed + per build
 
 
 GPU_NODES = ("/dev/nvidiactl", "/dev/nvidia0", "/dev/kfd", "/dev/dxg")  # NVIDIA, ROCm, WSL's GPU
@@ -286,9 +285,9 @@ class Worker:
         return None if reason is None else unsupported(reason)
 
     def prepare(self, cases: list[Case], relations: list[tuple[str, ...]] | None = None) -> None:
-        """Before any case is submitted: have the worker build ahead for `cases` and the runs of the relations
-        judged on them (`relations[i]` for cases[i]: harness/execution/ahead.py). The first collect() waits for
-        it; if the worker dies or hangs meanwhile, a fresh one runs the cases one by one, as without prepare."""
+        """Before any case is submitted: have the worker build ahead for `cases` and their relations' runs (ahead.py;
+        `relations[i]` for cases[i]). The first collect() waits for it; if the worker dies or hangs meanwhile, a fresh
+        one runs the cases one by one, as without prepare. A case counts 1 build, a relation about RUNS_PER_RELATION."""
         if not self.batch_size or not cases or self.proc is None or self.inflight:
             return
         self.prepared = {}  # the last prepare's report only (a warm worker kept from an earlier run has one)
