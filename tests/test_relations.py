@@ -27,6 +27,7 @@ from harness.numerics.inputs import NUMPY_DTYPES, make_inputs
 from harness.numerics.oracle import reference
 from harness.numerics.relation_pairs import compare, needed, outcome
 from harness.numerics.relations import (
+    MAX_RELATION_MACS,
     RELATIONS,
     RelationError,
     adjoint_partner,
@@ -105,6 +106,16 @@ def test_no_partner_where_output_padding_exceeds_the_padding():
     case = make_case(op="conv_transpose1d", in_channels=1, out_channels=1, input_size=5, kernel_size=2, stride=1,
                      dilation=3, output_padding=2)
     assert adjoint_partner(case) is None and not applies(case, "adjoint")
+
+
+def test_relations_leave_out_cases_above_the_size_limit():
+    # 64 x 64 channels, k=3, a 64 x 64 output: 64 * 64 * 9 * 4096 = 150,994,944 multiply-adds (the deeplabv3
+    # layer 13 shape); 128 output channels doubles it past the limit, 302 M
+    small = make_case(op="conv2d", in_channels=64, out_channels=64, input_size=64, kernel_size=3, padding=1)
+    large = dataclasses.replace(small, out_channels=128)
+    assert 150_994_944 <= MAX_RELATION_MACS < 301_989_888
+    assert [r for r in RELATIONS if applies(small, r)] == [r for r in RELATIONS if r != "batch"]
+    assert not any(applies(large, r) for r in RELATIONS)
 
 
 def test_scaling_powers_keep_every_value_normal_and_finite():

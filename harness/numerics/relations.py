@@ -43,6 +43,11 @@ BATCH_SIZES = (3, 7)
 # The batch relation runs the case at batch 7 and 7 single rows: cases beyond this many multiply-adds at
 # batch 7 are left out (a model-sized convolution would take minutes on an untuned compiled path).
 MAX_BATCH_MACS = 500_000_000
+# Every relation re-runs a case in several forms (the threads and determinism relations in processes of their
+# own, the adjoint as a second model): cases beyond this many multiply-adds are left out of all of them. On
+# the model-sized layers above it, the relations' runs were about half a night's cost, and building a
+# 1.2 G multiply-add layer's adjoint partner on five TVM paths at once exhausted a 24 GiB host.
+MAX_RELATION_MACS = 200_000_000
 
 
 class RelationError(ValueError):
@@ -95,6 +100,8 @@ def applies(case: Case, relation: str) -> bool:
     if case.geometry is None or case.expect == "invalid":
         return False
     if case.unbatched:  # its variants (other batches, the adjoint, probes) are drawn with a batch axis
+        return False
+    if case_macs(case) > MAX_RELATION_MACS:
         return False
     if relation == "scaling":  # linear in x and b: no epilogue, no quantization
         return case.dtype in FLOAT_DTYPES and not case.epilogue
