@@ -9,7 +9,9 @@ main worker's: 1, or every core where the framework's default is 1); and one per
 declares (Backend.kernel_variants, given the main worker's live host facts), started with CONVDIFF_KERNELS,
 which the worker hands to Backend.use_kernel_variant before setup, and with the variant's own environment (a
 fresh interpreter then: the framework reads it at import). A `kernels` run comes back once per variant, as
-`kernels:<name>`; a target without variants answers it `unsupported`, with the adapter's reason. The judge
+`kernels:<name>`; a target without variants answers it `unsupported`, with the adapter's reason. Each run
+comes back with the live host facts of the worker that ran it (`host`): the judge matches a run's known issues
+under them (a kernel variant's process setting changes what its framework decides). The judge
 sees the payload with every run it needs, and the names of the relations to judge
 (`payload["relation_names"]`).
 """
@@ -168,8 +170,8 @@ class Shadows:
                 else:
                     w.submit(rel.runs[key].case, rel.runs[key].inputs)
                     sent.append((got, w))
-        for got, w in sent:
-            out[got] = w.collect(timeout)
+        for got, w in sent:  # with the facts its worker decided (a kernel variant's own: tf_onednn under =0)
+            out[got] = {**w.collect(timeout), "host": dict(w.host)} if w.host else w.collect(timeout)
         return out
 
     @property

@@ -104,8 +104,8 @@ def relation_record(name: str, case: Case, backend: str, worker: Worker, payload
             base = key.partition(":")[0]  # kernels:<name>: the run of key `kernels`
             if known is not None and base in runs and sub["status"] != "unsupported":
                 derived = runs[base].case
-                entry = known.match(derived, backend, worker.device, host, "out", None, derived.params(),
-                                    status=sub["status"])
+                entry = known.match(derived, backend, worker.device, run_host(sub, host), "out", None,
+                                    derived.params(), status=sub["status"])
                 if entry is not None and sub["status"] in entry.status:
                     rec.known_issue, rec.known_status, rec.known_issue_file = entry.id, entry.status, entry.source
                     return rec
@@ -132,8 +132,14 @@ def relation_record(name: str, case: Case, backend: str, worker: Worker, payload
         rec.relation["subnormal"] = dict(result.facts)
     _known(rec, known, case, backend, host, params)
     if rec.status == "mismatch" and not rec.known_issue and known is not None:
-        _derived_known(rec, known, case, runs, needed(name, case, runs), backend, host)
+        _derived_known(rec, known, case, runs, _expand(needed(name, case, runs), subs), outs, subs, backend, host)
     return rec
+
+
+def run_host(sub: dict[str, Any], host: dict[str, Any]) -> dict[str, Any]:
+    """The facts a run is judged under: those of the worker that ran it where it says them (a kernel variant's
+    worker decides its own, e.g. tf_onednn false under TF_ENABLE_ONEDNN_OPTS=0), else the case's worker's."""
+    return merged(cpu_facts(), sub["host"]) if sub.get("host") else host
 
 
 def _expand(keys: list[str], subs: dict[str, Any]) -> list[str]:
@@ -146,19 +152,25 @@ def _expand(keys: list[str], subs: dict[str, Any]) -> list[str]:
     return out
 
 
-def _derived_known(rec: Record, known: KnownIssues, case: Case, runs: dict[str, Any], keys: list[str], backend: str,
-                   host: dict[str, Any]) -> None:
+def _derived_known(rec: Record, known: KnownIssues, case: Case, runs: dict[str, Any], keys: list[str],
+                   outs: dict[str, Any], subs: dict[str, Any], backend: str, host: dict[str, Any]) -> None:
     """A relation beyond its bound where one of its runs (the case itself, the other layout, a batch, the adjoint
-    partner) is a case whose own forward result a known issue says is wrong here: that entry explains the
-    relation too."""
+    partner, a kernel variant under its own worker's facts) is a case whose own forward result a known issue says
+    is wrong here (a mismatch, or a shape_mismatch where the run came back in a shape not its case's): that entry
+    explains the relation too."""
     for key in keys:
-        if key != "main" and (key not in runs or runs[key].process != "main"):
+        base = key.partition(":")[0]
+        if key != "main" and (base not in runs or (runs[base].process != "main" and not (subs.get(key) or {}).get("host"))):
             continue
-        derived = case if key == "main" else runs[key].case
-        entry = known.match(derived, backend, rec.device, host, "out", None, derived.params(), status="mismatch")
-        if entry is not None and "mismatch" in entry.status:
+        derived = case if key == "main" else runs[base].case
+        status = "mismatch"
+        if derived.geometry is not None and key in outs and tuple(np.shape(outs[key])) != tuple(derived.output_shape):
+            status = "shape_mismatch"  # its forward record would say so
+        at = host if runs.get(base) is None or runs[base].process == "main" else run_host(subs[key], host)
+        entry = known.match(derived, backend, rec.device, at, "out", None, derived.params(), status=status)
+        if entry is not None and status in entry.status:
             rec.known_issue, rec.known_status, rec.known_issue_file = entry.id, ["mismatch"], entry.source
-            rec.message += f" (the {run_name(key)}: known issue {entry.id})"
+            rec.message += f" ({'the case itself' if key == 'main' else run_name(key)}: known issue {entry.id})"
             return
 
 
