@@ -32,6 +32,7 @@ from harness.numerics.relations import (
     RelationError,
     adjoint_partner,
     applies,
+    grid_step,
     min_normal_exponent,
     parse_relations,
     scaling_powers,
@@ -286,3 +287,34 @@ def test_pytest_items_per_relation_and_a_known_relation_issue_is_xfail(pytester)
     out = result.stdout.str()
     assert "c[mutant:layout_dependent_path-cpu-relation:layout]" in out and "example.invalid/layout" in out
     result.assert_outcomes(passed=5, xfailed=1)  # 2 forward items, 2 threads items (one within_bound), 1 layout
+
+
+def test_grid_step_is_the_largest_power_of_two_dividing_every_element():
+    assert grid_step(np.array([0.75, -0.5, 0.0])) == 0.25
+    assert grid_step(np.array([6.0, 4.0])) == 2.0
+    assert grid_step(np.zeros(3)) == math.inf
+
+
+def test_scaling_down_keeps_every_partial_sum_normal():
+    """A partial sum can cancel far below every product and output: on this conv_transpose1d (tf_padding.yaml's
+    torch_pad_outpad_t1d at its seed) the products of output channel 0 at position 8 sum to 4.4e-4, below its
+    output (5.8e-3, with the bias) and its least product (7.0e-3): k = -118 made that sum 1.3e-39, a float32
+    subnormal. Every partial sum, in the bias-first and the bias-last order, stays at least 2^emin at k < 0."""
+    case = make_case(op="conv_transpose1d", in_channels=3, out_channels=4, input_size=7, kernel_size=4, stride=2,
+                     padding=1, bias=True, seed=1224277012)
+    inputs = make_inputs(case)
+    ref, scale = oracle_for(case, inputs)[:2]
+    x, w, b = (np.asarray(a, dtype=np.float64) for a in (inputs.x[0], inputs.w, inputs.b))
+    sums = []
+    for o in range(case.out_channels):
+        for t in range(case.geometry.out_size[0]):
+            terms = [x[c, i] * w[c, o, j] for c in range(case.in_channels) for i in range(case.input_size[0])
+                     for j in range(case.kernel_size[0]) if 2 * i - 1 + j == t]
+            for acc in (b[o], 0.0):
+                for p in terms:
+                    acc += p
+                    sums.append(abs(acc))
+    least = min(s for s in sums if s > 0)
+    assert least < 1e-3  # the cancelling sum: this case needs the partial sums, not only products and outputs
+    down = [k for k in scaling_powers(case, inputs, ref, scale) if k < 0]
+    assert down and all(2.0 ** k * least >= 2.0 ** min_normal_exponent("float32") for k in down)

@@ -11,7 +11,7 @@ A relation runs a case's convolution again in another form whose exact result is
   target's kernel variants (Backend.kernel_variants: graph optimisation off, XNNPACK off, oneDNN off, ...)
   against its default kernels, each variant in a worker of its own;
 * `scaling`: conv(2^k x, w, 2^k b) against 2^k conv(x, w, b), for the largest k that keeps every value finite
-  and the smallest that keeps every input, product and output normal (scaling_powers);
+  and the smallest that keeps every input, product, partial sum and output normal (scaling_powers);
 * `adjoint`: <y, conv(x, w)> against <conv_transpose(y, w), x> in float64, from the target's own outputs
   (for a transposed case, its own output against the forward conv of the same weights): no oracle;
 * `subnormal`: data placed in the subnormal range by powers of two (subnormal inputs; normal inputs whose
@@ -212,11 +212,25 @@ def adjoint_input(case: Case) -> np.ndarray:
     return y.astype(NUMPY_DTYPES[case.dtype])
 
 
+def grid_step(a: np.ndarray) -> float:
+    """The largest power of two that every element of `a` is an integer multiple of (inf where all are 0)."""
+    v = np.abs(np.asarray(a, dtype=np.float64))
+    v = v[v > 0]
+    if not v.size:
+        return math.inf
+    m, e = np.frexp(v)  # v = m 2^e, 0.5 <= m < 1: m 2^53 is an integer, its lowest set bit the step
+    n = np.ldexp(m, 53).astype(np.int64)
+    return float(np.min(np.ldexp((n & -n).astype(np.float64), e - 53)))
+
+
 def scaling_powers(case: Case, inputs: Inputs, ref: np.ndarray, scale: np.ndarray) -> list[int]:
     """k > 0, the largest with 2^k * (every input, partial sum and output) at most a quarter of the dtype's
-    largest value; k < 0, the smallest keeping every nonzero input, product and output at least 2^emin (the
-    subnormal range is the subnormal relation's). Either is left out where no such k exists (a float16 case
-    has little range)."""
+    largest value; k < 0, the smallest keeping every nonzero input, product, partial sum and output at least
+    2^emin (the subnormal range is the subnormal relation's). A partial sum can cancel far below every product
+    and output, in whatever order the target sums: every product x w and the bias are multiples of the grid step
+    step(x) step(w) (and step(b)), so is every sum of them and every rounding of one, whatever the order and the
+    precision, hence none is nonzero below it, and k < 0 keeps that step at least 2^emin. Either is left out where
+    no such k exists (a float16 case has little range)."""
     info, emin = _finfo(case.dtype), min_normal_exponent(case.dtype)
     mags = [np.abs(np.asarray(a, dtype=np.float64)) for a in (inputs.x, inputs.w, *([inputs.b] if inputs.b is not None else []))]
     big = max(float(np.max(scale, initial=0.0)), *(float(m.max(initial=0.0)) for m in mags[:1] + mags[2:]))
@@ -225,16 +239,8 @@ def scaling_powers(case: Case, inputs: Inputs, ref: np.ndarray, scale: np.ndarra
         k_up = math.floor(math.log2(float(info.max) / 4.0 / big))
         if k_up > 0:
             powers.append(k_up)
-
-    def least(a: np.ndarray) -> float:
-        nz = a[a > 0]
-        return float(nz.min()) if nz.size else math.inf
-
-    x_min, w_min = least(mags[0]), least(mags[1])
-    lows = [x_min, x_min * w_min, least(np.abs(np.asarray(ref, dtype=np.float64)))]
-    if len(mags) > 2:
-        lows.append(least(mags[2]))
-    low = min(lows)
+    step_x, step_w = grid_step(mags[0]), grid_step(mags[1])
+    low = min(step_x, step_x * step_w, *(grid_step(m) for m in mags[2:]))
     if math.isfinite(low) and low > 0:
         k_down = math.ceil(emin - math.log2(low))
         if k_down < 0:
