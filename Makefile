@@ -82,7 +82,8 @@ bench: $(STAMP)
 	$(PY) bench/fresh_clone.py
 	$(PY) bench/workflow_jobs.py
 	@# a cold night's cost on 12 cases with the relations' runs built one by one and in the batches (ahead.py)
-	$(PY) bench/relations_ahead.py --out reports/bench/relations-ahead
+	$(PY) bench/nightly_ab.py --baseline CONVDIFF_BATCH=cases --out reports/bench/relations-ahead
+	$(PY) bench/nightly_ab.py --baseline CONVDIFF_INDUCTOR_KEEP=0 --backends torch-inductor --out reports/bench/inductor-keep
 	@# the share of the host's known issues a 10-minute fuzz rediscovers (seed 1), and scope on four planted bugs
 	$(PY) bench/fuzz_share.py
 	$(PY) bench/scope_planted.py

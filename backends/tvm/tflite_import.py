@@ -64,7 +64,7 @@ class TvmTfliteImportBackend(TvmBase):
         """The cases' builds in batches, without the runs their relations derive (no `inputs` parameter: see
         Backend.prepare). What a model costs here is its TF -> TFLite conversion, which a batch does not share, so
         converting the derived runs ahead saves nothing, and converts those of cases the importer then refuses
-        (12 worker-s one by one against 50 ahead on 12 nightly cases, bench/relations_ahead.py, 2026-11-29)."""
+        (12 worker-s one by one against 50 ahead on 12 nightly cases, bench/nightly_ab.py, 2026-11-29)."""
         return super().prepare(cases, device)
 
     def supports(self, case: Case, device: str) -> str | None:

@@ -25,7 +25,7 @@ from harness.model.case import Case
 from harness.numerics.inputs import Inputs
 
 BATCH_ENV = "CONVDIFF_BATCH"  # 0 or off: no Backend.prepare, every case builds alone (bench, tests); cases: the
-# cases only, their relation runs built one by one (harness/execution/ahead.py; bench/relations_ahead.py's baseline)
+# cases only, their relation runs built one by one (harness/execution/ahead.py; bench/nightly_ab.py's baseline)
 THREADS_ENV = "CONVDIFF_THREADS"  # n: Backend.set_threads(n) before setup (a worker of the `threads` relation)
 KERNELS_ENV = "CONVDIFF_KERNELS"  # a name: Backend.use_kernel_variant(name) before setup (the `layout` relation)
 PROFILE_ENV = "CONVDIFF_PROFILE"  # a directory: each worker writes its cProfile stats there when it stops
