@@ -193,9 +193,9 @@ def pair_bound(case: Case, ref: np.ndarray, scale: np.ndarray, trace: Trace | No
 
 
 def scaling_bound(case: Case, ref: np.ndarray, scale: np.ndarray, k: int) -> np.ndarray:
-    """scaling: conv(2^k x, w, 2^k b) against 2^k conv(x, w, b). Where 2^k x, 2^k b and every product stay
-    normal and finite (relations.scaling_powers chooses k so), the exact values are exactly 2^k apart, so the
-    difference is the scaled computation's bound plus 2^k times the plain one's; only the n * tiny terms do
+    """scaling: conv(2^k x, w, 2^k b) against 2^k conv(x, w, b). Where 2^k x, 2^k b and every product,
+    partial sum and output stay normal and finite (relations.scaling_powers chooses k so), the exact values
+    are exactly 2^k apart, so the difference is the scaled computation's bound plus 2^k times the plain one's; only the n * tiny terms do
     not scale. A kernel that scales internally (Winograd's transforms, a blocked sum) is still exact under a
     power of two: anything beyond this bound is a kernel whose path depends on magnitude."""
     f = 2.0 ** k
