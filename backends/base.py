@@ -282,6 +282,12 @@ class Backend:
         Unsupported with the reason where it cannot apply here."""
         raise Unsupported(f"{self.name} has no kernel variant {name!r}")
 
+    def stale_after_refusal(self, case: Case) -> bool:
+        """Whether refusing `case` may leave state in this process that changes later runs (paddle-inference
+        applies a refused model's fused activation to the next predictor's conv): the worker that refused it is
+        then replaced by a fresh one before the next case."""
+        return False
+
     def prepare(self, cases: list[Case], device: str, inputs: list[Inputs] | None = None) -> dict[str, int]:
         """Build ahead, `batch_size` cases at a time, what run() will build per case (one compiled
         module for many cases, stored in the adapter's cache), so that run() finds it built. run()

@@ -66,3 +66,16 @@ def test_the_console_says_whose_error_and_where(tmp_path, capsys) -> None:
            "adapter's code, at backends/testing/fault.py:" in line and line.endswith(", in run)")
     record = json.loads((tmp_path / "o" / "results.jsonl").read_text())
     assert record["status"] == "error" and record["error_origin"] == "adapter"
+
+
+def test_a_worker_whose_refusal_leaves_stale_state_is_replaced() -> None:
+    """fault:stale_after_refusal adds 1 to every output its process gives after refusing a case (as paddle.inference
+    carries a refused model's activation into the next predictor); the worker that refused is replaced, so the
+    cases queued behind the refusal, and those after, are judged right against the oracle."""
+    from .helpers import run_on
+
+    cases = [make_case(id=f"{name}", op="conv1d", in_channels=2, out_channels=3, input_size=6, kernel_size=3)
+             for name in ("first", "refuse_one", "second", "refuse_two", "third")]
+    got = {r.case_id: r.status for r in run_on(cases, ["fault:stale_after_refusal"])}
+    assert got == {"first": "pass", "refuse_one": "rejected", "second": "pass", "refuse_two": "rejected",
+                   "third": "pass"}, got

@@ -5,7 +5,10 @@ modes fail while building the case's artefact through backends/artifacts.py's ca
 that aborts (paddle2onnx) or hangs does. `oom` asks NumPy for an array no machine has (4 EiB) and wraps the
 MemoryError in Rejected, as an adapter that turns every framework exception into a refusal does.
 `hang_once` stalls on a case's first run only (a marker per case under $CONVDIFF_FAULT_STATE): the stall a
-loaded machine causes, which a retry on a fresh worker must not report as a timeout.
+loaded machine causes, which a retry on a fresh worker must not report as a timeout. `stale_after_refusal`
+refuses a case whose id starts with "refuse", and its process then adds 1 to every later output, as
+paddle.inference applies a refused model's fused activation to the next predictor's conv: the adapter's
+`stale_after_refusal` has the harness replace the worker after each refusal, so later answers stay right.
 """
 
 from __future__ import annotations
@@ -22,7 +25,9 @@ from harness.model.case import EPILOGUE_OPS, Case
 from harness.numerics.inputs import Inputs
 from harness.numerics.oracle import reference
 
-FAULT_MODES = ("segfault", "abort", "hang", "hang_once", "exception", "oom", "wrong_shape", "nan", "build_abort", "build_hang")
+FAULT_MODES = ("segfault", "abort", "hang", "hang_once", "exception", "oom", "wrong_shape", "nan", "build_abort", "build_hang",
+               "stale_after_refusal")
+STALE = {"refused": False}  # stale_after_refusal: whether this process refused a case
 
 
 class FaultBackend(Backend):
@@ -56,13 +61,19 @@ class FaultBackend(Backend):
                 np.empty(1 << 59)  # 4 EiB: beyond any address space, so refused even where memory is overcommitted
             except Exception as exc:  # the adapter pattern under test: every exception a refusal
                 raise Rejected(first_line(exc)) from exc
+        if self.mode == "stale_after_refusal" and case.id.startswith("refuse"):
+            STALE["refused"] = True
+            raise Rejected("injected fault: refused, and the process keeps a stale state")
         ref = reference(case, inputs.x, inputs.w, inputs.b, inputs.epilogue)[0]
-        out = ref.astype(inputs.x.dtype)
+        out = ref.astype(inputs.x.dtype) + (1 if STALE["refused"] else 0)
         if self.mode == "wrong_shape":
             out = np.concatenate([out, out[..., -1:]], axis=-1)
         if self.mode == "nan":
             out.reshape(-1)[0] = np.nan
         return Output(out, case.dtype, f"oracle, then inject {self.mode}")
+
+    def stale_after_refusal(self, case: Case) -> bool:
+        return self.mode == "stale_after_refusal"
 
     def fail_build(self) -> dict[str, bytes]:
         if self.mode == "build_abort":

@@ -391,6 +391,8 @@ class Worker:
         except (EOFError, OSError):
             return self._died(elapsed)
         self.head_since = time.monotonic()
+        if payload.pop("retire", False):  # it ended after this answer (Backend.stale_after_refusal): a fresh one next
+            self.kill()
         return payload
 
 

@@ -207,7 +207,12 @@ def worker_main(requests: Any, replies: Any, backend_name: str, device: str) -> 
         result = execute(backend, case, inputs, device)
         if case.gradient_outputs:  # the backward pass: each gradient classified on its own
             result["grads"] = execute_gradients(backend, case, inputs, device, result)
+        retire = result["status"] == "rejected" and backend.stale_after_refusal(case)
+        if retire:  # the pool replaces this process: the cases queued behind go to the fresh one
+            result["retire"] = True
         replies.send(("result", result))
+        if retire:
+            return
 
 
 def die_with_parent() -> None:
