@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +32,10 @@ from harness.model.case import Case
 from harness.numerics.inputs import Inputs
 from harness.numerics.relation_pairs import needed
 from harness.numerics.relations import PROCESS_RELATIONS, Variant, applies, variants
+
+# targets whose shadow workers run the deferred relations at once: one per core (each runs up to three processes,
+# which mostly wait on each other's answers)
+DEFERRED_AT_ONCE = max(1, os.cpu_count() or 1)
 
 
 @dataclass
@@ -200,8 +205,12 @@ class Deferred:
 def run_deferred(deferred: dict[tuple[str, str, int | None], list[Deferred]], names: tuple[str, ...], timeout: float,
                  judge: Callable[..., list], sink: Callable[[Any], None]) -> None:
     """For each target (backend, device, its main worker's thread count): its shadow workers run the deferred
-    cases' `second`, `threads` and `kernels` variants, then the judge gives the records of `names` for each."""
-    for (backend, device, threads), items in deferred.items():
+    cases' `second`, `threads` and `kernels` variants, then the judge gives the records of `names` for each.
+    DEFERRED_AT_ONCE targets at a time (their shadows are processes of their own; `sink` takes records from
+    several threads, as from the lanes)."""
+
+    def one(target: tuple[str, str, int | None], items: list[Deferred]) -> None:
+        backend, device, threads = target
         main = next((d.main for d in items if d.main is not None), None)
         shadows = Shadows(backend, device, threads, main.host if main is not None else None)
         try:
@@ -214,6 +223,10 @@ def run_deferred(deferred: dict[tuple[str, str, int | None], list[Deferred]], na
                     sink(rec)
         finally:
             shadows.stop()
+
+    with ThreadPoolExecutor(DEFERRED_AT_ONCE) as pool:
+        for done in [pool.submit(one, target, items) for target, items in deferred.items()]:
+            done.result()
 
 
 def run_relations(worker: Worker, shadows: Callable[[], Shadows] | None, case: Case, inputs: Inputs,
