@@ -186,6 +186,20 @@ def test_a_neighbour_changes_one_thing_and_stays_valid(configs: list[Config]) ->
         assert 1 <= len(changed) <= 2, changed  # one field (a padding form may take output_padding with it)
 
 
+def test_no_neighbour_is_a_transposed_conv_whose_out_channels_groups_do_not_divide() -> None:
+    """A forward conv with out_channels 3 and groups 2 is a fair invalid case; its transposed twin is not one a
+    framework can be handed (the weight is (C_in, C_out / groups, *k)), so the op move never makes it."""
+    from harness.commands.fuzz.steer import near, stateable
+
+    anchor = {"op": "conv3d", "batch": 1, "in_channels": 2, "out_channels": 3, "groups": 2, "input_size": [4, 4, 2],
+              "kernel_size": [2, 3, 2], "stride": [1, 1, 1], "dilation": [1, 3, 1], "padding": "same", "bias": False,
+              "layout": "channels_first", "dtype": "float32", "data": "normal", "expect": "invalid"}
+    assert not stateable({**anchor, "op": "conv_transpose3d"}) and stateable(anchor)
+    drawn = [near(anchor, "invalid", f"fuzz_0_n{i}") for i in range(80)]
+    ops = {n.fields["op"] for n in drawn if n is not None}
+    assert ops == {"conv3d"}, ops
+
+
 def test_steer_draws_most_near_the_rarest_failure(configs: list[Config]) -> None:
     from collections import Counter
 
@@ -223,3 +237,45 @@ def test_an_empty_output_is_one_axis_of_length_zero(configs: list[Config]) -> No
                            else (n + pb + pa - d * (k - 1) - 1) // s + 1)
         assert 0 in lengths, (case.id, lengths)
 
+
+
+def test_half_the_invalid_configs_are_a_plain_conv_with_one_thing_wrong(configs: list[Config]) -> None:
+    """About CLEAN_INVALID_SHARE of the invalid configs come from a plain base (float32/float64 or per-tensor
+    quantized, channels-first, the same pad both sides, no epilogue), and the loader finds one problem in nearly
+    all of them: what a framework refuses them for is that one thing."""
+    from harness.commands.fuzz.gen import CLEAN_INVALID_SHARE
+
+    invalid = [c for c in configs if c.kind == "invalid"]
+
+    def plain(c: Config) -> bool:
+        f, case = c.fields, c.case
+        assert case is not None
+        quant_ok = f["dtype"] not in QUANT_DTYPES or not f["quant"]["per_channel"]
+        float_ok = f["dtype"] in ("float32", "float64", *QUANT_DTYPES) and "epilogue" not in f
+        pads = case.padding if isinstance(case.padding, str) else [a == b for a, b in case.padding]
+        return (quant_ok and float_ok and f["layout"] == "channels_first"
+                and (isinstance(pads, str) or all(pads) or c.focus == "negative_padding" or c.focus == "empty_output"))
+
+    share = sum(map(plain, invalid)) / len(invalid)
+    assert CLEAN_INVALID_SHARE - 0.12 <= share <= CLEAN_INVALID_SHARE + 0.3, share  # drawn plain ones, and some by chance
+    one = [c for c in invalid if plain(c)]
+    problems = [len(canonical_case(validate_fields(c.fields)[0], c.fields["id"], "f.yaml", 0)[1]) for c in one]
+    assert sum(n == 1 for n in problems) >= 0.9 * len(problems)
+
+
+def test_output_padding_reaches_the_stride_and_above_where_dilation_allows(configs: list[Config]) -> None:
+    """The outpad_stride boundary: output_padding of stride - 1, of stride, and above the stride (valid where the
+    dilation is larger still), each present among the valid transposed configs."""
+    seen = set()
+    for c in configs:
+        case = c.case
+        if c.kind != "valid" or case is None or not op_is_transpose(case.op) or isinstance(case.padding, str):
+            continue
+        for e, s, d in zip(case.output_padding, case.stride, case.dilation):
+            if e and e == s - 1:
+                seen.add("stride-1")
+            elif e == s and d > s:
+                seen.add("stride")
+            elif e > s and d > e:
+                seen.add("above")
+    assert seen == {"stride-1", "stride", "above"}, seen

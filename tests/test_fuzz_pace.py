@@ -169,3 +169,50 @@ def test_the_backlog_is_what_the_busiest_target_still_has_to_run() -> None:
         pinned.record(_record("compiler", f"c{i}", 2.0))
         pinned.record(_record("eager", f"c{i}", 0.01))
     assert pinned.backlog() == pytest.approx((3 + 1) * 2.0)  # three handed out without a result, and the next
+
+
+def test_a_case_given_back_unsupported_costs_no_share() -> None:
+    """A slow target that gives back every other case `unsupported` runs its share of the cases it can run: about
+    as many run cases as a target that supports them all, and as many again handed back; the unsupported ones
+    count in neither its cost nor its cases."""
+    base = config_at(1, 0, invalid_rate=0.0).case
+    assert base is not None
+    pace = Pace(list(COSTS))
+    offered = ran = given_back = 0
+    for i in range(400):
+        case_id = f"c{i}"
+        for b, cost in COSTS.items():
+            if not pace.select(b, dataclasses.replace(base, id=case_id)):
+                continue
+            if b != "compiler":
+                pace.record(_record(b, case_id, cost))
+                continue
+            offered += 1
+            if offered % 2:
+                given_back += 1
+                pace.record(dataclasses.replace(_record(b, case_id, 0.001), status="unsupported"))
+            else:
+                ran += 1
+                pace.record(_record(b, case_id, cost))
+    expected = WARMUP + (400 - WARMUP) * SHARE  # what it runs when it supports every case
+    assert expected - BANK - 3 <= ran <= expected + 3, (ran, expected)
+    assert abs(given_back - ran) <= 1
+    assert pace.cost("compiler") == pytest.approx(COSTS["compiler"])  # the unsupported ones are not in its cost
+    summary = pace.summary()["compiler"]
+    assert summary["cases"] == ran and summary["unsupported"] == given_back
+    assert summary["cases"] + summary["unsupported"] + summary["left_out"] == 400
+
+
+def test_a_hang_is_judged_by_the_target_s_own_cost() -> None:
+    """A case may take --timeout before a target's cost is known; after it, HANG_FACTOR x its cost per case, at
+    least HANG_FLOOR_S and at most --timeout."""
+    from harness.commands.fuzz.pace import HANG_FACTOR, HANG_FLOOR_S
+
+    pace = Pace(["eager", "compiler"])
+    assert pace.timeout("eager", 30.0) == 30.0
+    for i in range(WARMUP):
+        pace.record(_record("eager", f"c{i}", 0.01))
+        pace.record(_record("compiler", f"c{i}", 1.2))
+    assert pace.timeout("eager", 30.0) == HANG_FLOOR_S
+    assert pace.timeout("compiler", 60.0) == pytest.approx(HANG_FACTOR * 1.2)
+    assert pace.timeout("compiler", 5.0) == 5.0

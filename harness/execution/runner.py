@@ -61,6 +61,9 @@ Prepared = tuple[Case, Inputs, tuple | None, dict | None]  # a case, its inputs,
 Judge = Callable[[Case, Worker, dict[str, Any], Prepared], list[Record]]
 # Which targets run which case: (backend, case) -> whether it runs there (default: every case everywhere).
 Select = Callable[[str, Case], bool]
+# seconds a case may take: one for every target, or per target (its backend's name; `convdiff fuzz` gives a
+# cheap target a shorter one, harness/commands/fuzz/pace.py Pace.timeout)
+Timeout = float | Callable[[str], float]
 
 
 @dataclass
@@ -117,7 +120,7 @@ class Lane:
                 info.skipped[w.target] = w.reason or "unavailable"
         self.workers = [w for w in self.workers if w.reason is None]
 
-    def run(self, cases: Iterable[Case] | Prefetch, timeout: float, judge: Judge,
+    def run(self, cases: Iterable[Case] | Prefetch, timeout: Timeout, judge: Judge,
             sink: Callable[[Record], None], select: Select | None = None,
             plan: Sequence[Case] | None = None, depth: int | None = None) -> None:
         """Cases from a list, or drawn on demand (`convdiff fuzz`), or already being prepared.
@@ -161,15 +164,16 @@ class Lane:
             done, workers, _, done_rel = pending.popleft()
             self.finish(done, workers, timeout, judge, sink, done_rel)
 
-    def finish(self, prepared: Prepared, workers: list[Worker], timeout: float, judge: Judge,
+    def finish(self, prepared: Prepared, workers: list[Worker], timeout: Timeout, judge: Judge,
                sink: Callable[[Record], None], rel: Any = None) -> None:
         later = self.relations.deferred if self.relations is not None else ()
         for w in workers:
             declined = w.declines(prepared[0])
-            payload = declined or w.collect(timeout)
+            limit = timeout(w.backend) if callable(timeout) else timeout
+            payload = declined or w.collect(limit)
             names = self.relation_names(rel, w) if rel is not None and declined is None else ()
             if names:
-                payload = attach(payload, rel, collect_variants(w, rel, timeout, names), names)
+                payload = attach(payload, rel, collect_variants(w, rel, limit, names), names)
                 mine = tuple(n for n in names if n in later)
                 if mine and payload["status"] == "ok":  # the process relations: after the lane (run_deferred)
                     payload["relation_names"] = tuple(n for n in names if n not in later)

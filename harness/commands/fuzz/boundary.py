@@ -2,8 +2,8 @@
 a derived feature (harness/model/features.py, the names scope inference and known-issue selectors use).
 
 `boundary` puts one axis, the channels, K, the dtype or the layout on the edge a focus names: an output length
-of 1, a pad equal to the dilated kernel's reach d*(k-1) or one past it, output_padding of stride-1 or of
-stride (where dilation > stride allows it), per-group channel ratios, accumulation lengths K around the
+of 1, a pad equal to the dilated kernel's reach d*(k-1) or one past it, output_padding of stride-1, of
+stride or above it (where a larger dilation allows it), per-group channel ratios, accumulation lengths K around the
 powers of two kernels are picked by (with half types half the time), channels-last with one channel, and as
 many output channels as the last axis has outputs. `epilogue_fold` gives a config the epilogue a converter
 or graph compiler folds into the conv or fuses into its kernel.
@@ -63,9 +63,10 @@ def boundary(r: Draw, focus: str, fields: dict[str, Any]) -> dict[str, Any]:
         if r.booleans():
             s[j] = r.integers(2, 3)
             e[j] = s[j] - 1
-        else:  # output_padding = stride, valid only where the dilation is larger
+        else:  # output_padding = stride or above, valid only where the dilation is larger still
             s[j] = r.integers(1, 2)
-            d[j], e[j] = s[j] + r.integers(1, 2), s[j]
+            d[j] = s[j] + r.integers(1, 2)
+            e[j] = r.integers(s[j], d[j] - 1)
     elif focus == "group_ratio":
         g = r.integers(2, 4)
         cin, cout = r.sampled_from([(1, 2), (2, 1), (1, 3), (3, 2), (2, 3), (4, 1), (1, 4)])

@@ -55,8 +55,9 @@ GRADIENT_SHARE = 0.3  # of the valid configs: `gradients: true`, where the worke
 DEFAULT_RELATIONS, RELATION_SHARE = ("subnormal",), 0.1
 MINIMIZE_SHARE = 0.25  # of a --time budget: the part kept for minimizing new findings
 # cases drawn ahead of the slowest target, and in flight on the workers: while a paced target builds (seconds), the
-# eager ones run up to AHEAD cases past it; with 3 the CPU stood 16% idle in a 180 s fuzz of every target, with 8 7%
-AHEAD = 8
+# eager ones run up to AHEAD cases past it; with 3 the CPU stood 16% idle in a 180 s fuzz of every target, with 8 7%;
+# over 600 s with 8, 28% (seed 7, 2026-11-30, 2-core AMD EPYC Zen 4: the compilers' turns are longer than 8 eager cases)
+AHEAD = 16
 IN_FLIGHT = 2 * AHEAD  # drawn but not yet judged: the prepared ones waiting (prefetch) and those on the workers
 # The draws stop when the cases in flight, at TAIL_MARGIN times the pace of the last draws, and what the busiest
 # target still has queued (Pace.backlog; one case of the slowest target's cost let a 600 s fuzz run 618 s) would end
@@ -91,7 +92,8 @@ def add_parser(sub: Any) -> None:
                     help=f"share of invalid configurations (default {INVALID_RATE:g})")
     fz.add_argument("--write", help="also append the minimized findings of real backends to this case file "
                                     "(e.g. cases/found/fuzz-<date>.yaml); by default everything stays under --out")
-    fz.add_argument("--timeout", type=float, default=30.0, help="seconds a single case may take (default 30: configs are tiny)")
+    fz.add_argument("--timeout", type=float, default=30.0, help="seconds a single case may take at most (default 30: configs are tiny); once a target's cost per "
+                    "case is known, 20 times it, 10 s at least (harness/commands/fuzz/pace.py)")
     fz.add_argument("--relations", metavar="LIST", help="judge these metamorphic relations on every generated "
                     "case (comma-separated, all, or none), as `convdiff run --relations`; by default "
                     f"{', '.join(DEFAULT_RELATIONS)} on each target's first case of each float dtype and on a seeded "
@@ -245,7 +247,7 @@ def run_fuzz(args: argparse.Namespace, argv: list[str]) -> int:
             # a few cases ahead only: the clock stops the draws, and a case drawn runs on every target the pace
             # chose, so cases drawn far ahead of the slowest target (a compiler, a loaded machine) overran --time
             # by minutes; steering also reads results sooner
-            lane.run(prefetch(source, max_ahead=AHEAD), args.timeout, Verdicts(known), collect,
+            lane.run(prefetch(source, max_ahead=AHEAD), lambda b: pace.timeout(b, args.timeout), Verdicts(known), collect,
                      select=pace.select, depth=AHEAD)
             if relations is not None:  # the process relations, once the lane is done (relation_exec.run_deferred)
                 run_deferred(lane.deferred, relations.deferred, args.timeout, Verdicts(known), collect)

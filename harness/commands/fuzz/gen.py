@@ -8,8 +8,8 @@ from a *focus* (L % s != 0, k < s, d > s, odd SAME totals, output_padding at its
 maximum, groups == channels, kernel longer than the input, sizes of 1, long kernels).
 The boundary foci put a case on an edge of a derived feature (harness/model/features.py, the
 names scope inference and known-issue selectors use): an output length of 1, a pad equal to the
-dilated kernel's reach d*(k-1) or one past it, output_padding of stride-1 or of stride (where
-dilation > stride allows it), per-group channel ratios, accumulation lengths K around the
+dilated kernel's reach d*(k-1) or one past it, output_padding of stride-1, of stride or above it
+(where a larger dilation allows it), per-group channel ratios, accumulation lengths K around the
 powers of two kernels are picked by (with half types half the time), channels-last with one
 channel, and as many output channels as the last axis has outputs (a bias or shift that broadcasts
 along either). Half the `plain` configs become `epilogue_fold`: float, mostly without a bias, with an
@@ -18,7 +18,9 @@ constant: scale, divide, shift, a scalar, batch norm) or fuses into its kernel (
 pattern-matching passes that rewrite weights and bias. A share of the boundary configs (SECOND_SHARE) are
 moved onto a second boundary as well, often on another axis: a one-channel channels-last conv whose last
 output is 1, a group ratio with a long sum; the case keeps the first focus as its tag. harness/commands/fuzz/invalid.py turns a share of the configs into the schema's
-invalid forms; harness/commands/fuzz/steer.py draws the neighbours of failures on top of these.
+invalid forms, half of them from a plain base (float32 or float64, or per-tensor quantized, channels-first, the
+same pad on both sides, no epilogue), so that what makes them invalid is the only reason to refuse them;
+harness/commands/fuzz/steer.py draws the neighbours of failures on top of these.
 
 Every config is drawn from its own `random.Random(f"{seed}:{index}:{attempt}")` (the
 small `Draw` of draw.py: integers, choices, weighted choices), so the same seed gives the same
@@ -37,7 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.commands.fuzz.boundary import boundary, epilogue_fold
-from harness.commands.fuzz.draw import (  # noqa: F401 - Draw and per_dim_lists re-exported for callers of gen
+from harness.commands.fuzz.draw import (
     DATA_KINDS,
     DTYPES,
     LAYOUTS,
@@ -77,6 +79,9 @@ MAX_ATTEMPTS = 50
 EPILOGUE_SHARE, EPILOGUE_SHARE_FOLDED = 0.25, 0.45  # about 40% of valid configs in all
 QUANT_SHARE = 0.15  # of valid configs: quantized (uint8/int8, per-tensor or per-channel, full or narrow)
 SCHEMA_INVALID_SHARE = 0.2  # of the invalid configs: few, since they only prove the loader refuses them
+# of the invalid configs: on a plain base (plain_base): with a quantized per-channel transposed conv, an
+# asymmetric pad or a float16 conv on a framework without its kernel, the case is refused for that first
+CLEAN_INVALID_SHARE = 0.5
 
 # Small enough for milliseconds per case on every backend (per rank: input length, kernel length).
 MAX_INPUT = {1: 12, 2: 8, 3: 5}
@@ -107,8 +112,8 @@ def _dims(r: Draw, rank: int, transpose: bool, focus: str) -> dict[str, list]:
     if focus == "stride_remainder":
         s[j] = r.integers(2, 3)
         L[j] = s[j] * r.integers(0, MAX_INPUT[rank] // s[j] - 1) + r.integers(1, s[j] - 1)
-    elif focus == "short_kernel":
-        s[j], d[j] = r.integers(2, 3), 1
+    elif focus == "short_kernel":  # up to stride 4: SAME then pads a negative total of 2 or more (k=1, n%4 == 0)
+        s[j], d[j] = r.integers(2, 4), 1
         k[j] = r.integers(1, s[j] - 1)
     elif focus == "dilation_over_stride":
         d[j] = r.integers(2, 3)
@@ -244,13 +249,29 @@ def draw_epilogue(r: Draw, folded: bool) -> list[str]:
     return ops
 
 
+def plain_base(q: random.Random, fields: dict[str, Any]) -> dict[str, Any]:
+    """A valid config reduced to what every framework runs: float32 (or float64), or a per-tensor quantized
+    one; channels-first; the same pad on both sides of each axis; no epilogue. The base of CLEAN_INVALID_SHARE
+    of the invalid configs, so that the one invalid thing is the only reason to refuse them."""
+    f = {k: v for k, v in per_dim_lists(fields).items() if k != "epilogue"}
+    if f["dtype"] in QUANT_DTYPES:
+        f["quant"] = {**f["quant"], "per_channel": False}
+    else:
+        f["dtype"] = "float32" if q.random() < 0.75 else "float64"
+    f["layout"] = "channels_first"
+    if not isinstance(f["padding"], str):
+        f["padding"] = [[min(p), min(p)] for p in f["padding"]]
+    return f
+
+
 def config_fields(r: Draw, kind: str, gradients: bool = False, op: str | None = None) -> tuple[str, dict[str, Any]]:
     """(focus or invalid class, fields) for a config of `kind` (valid, invalid, schema_invalid); `op`: this op."""
     focus, base = valid_fields(r, op=op)
     if kind == "schema_invalid":
         return schema_invalid_fields(r, base)
     if kind == "invalid":
-        return invalid_fields(r, base)
+        clean = random.Random(f"{r.key}:clean")  # a stream of its own: the other invalid configs stay as drawn
+        return invalid_fields(r, plain_base(clean, base) if clean.random() < CLEAN_INVALID_SHARE else base)
     return focus, {**base, "gradients": True} if gradients else base
 
 

@@ -23,8 +23,10 @@ from harness.model.case import COMPLEX_DTYPES, FLOAT_DTYPES, INTEGER_DTYPES, QUA
 from harness.model.schema import CaseModel
 
 # (class, weight): the classes every op can have; output_padding_ge_max only transposed convs can.
-CONV_INVALID = (("empty_output", 4), ("kernel_reach", 1), ("groups_not_dividing", 2), ("stride_nonpositive", 2),
-                ("dilation_nonpositive", 2), ("groups_nonpositive", 2), ("negative_padding", 2), ("mixed_dtypes", 2))
+# Mixed dtypes and a stride or dilation of 0 or below weigh more: each has a combination space of its own (which
+# tensor, which dtype; which axis, 0 or negative, forward or transposed) where the frameworks' checks differ.
+CONV_INVALID = (("empty_output", 4), ("kernel_reach", 1), ("groups_not_dividing", 2), ("stride_nonpositive", 3),
+                ("dilation_nonpositive", 3), ("groups_nonpositive", 2), ("negative_padding", 2), ("mixed_dtypes", 4))
 TRANSPOSE_INVALID = (("output_padding_ge_max", 4),)
 INVALID_CLASSES = tuple(name for name, _ in (*CONV_INVALID, *TRANSPOSE_INVALID))
 # Invalid numbers the schema refuses (sizes, and stride or dilation below 1 where it bounds them): an input
@@ -111,7 +113,7 @@ def invalid_fields(r: Draw, f: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         f["in_channels"], f["out_channels"] = g * r.integers(1, 2), g * r.integers(1, 2)
         f[name] += r.integers(1, g - 1)
     elif cls in ("stride_nonpositive", "dilation_nonpositive"):
-        (s if cls == "stride_nonpositive" else d)[j] = r.weighted((0, 2), (-1, 1))
+        (s if cls == "stride_nonpositive" else d)[j] = r.weighted((0, 1), (-1, 1))
     elif cls == "groups_nonpositive":
         f["groups"] = r.weighted((0, 2), (-1, 1))
     elif cls == "negative_padding":

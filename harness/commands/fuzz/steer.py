@@ -94,10 +94,21 @@ def near(config_fields: dict[str, Any], kind: str, name: str, file: str = "fuzz-
         fields = neighbour(config_fields, Draw(f"{name}:{attempt}"))
         if _same(fields, config_fields):
             continue  # the move changed nothing here (a dtype move on a quantized config, ...)
+        if not stateable(fields):
+            continue
         built = build_config(0, 0, kind, focus, fields, file, name=name)
         if built is not None:
             return built
     return None
+
+
+def stateable(fields: dict[str, Any]) -> bool:
+    """Whether a framework's API can state the config: a transposed conv's weight is (C_in, C_out / groups, *k),
+    so an out_channels that groups do not divide has no weight to hand it (every target would build one for the
+    channels it can state and "accept" the invalid case; harness/commands/fuzz/invalid.py draws an indivisible
+    in_channels there). An op move from such a forward conv, or a groups move, can reach one."""
+    g = fields.get("groups", 1)
+    return not (op_is_transpose(fields["op"]) and isinstance(g, int) and g > 0 and fields["out_channels"] % g)
 
 
 def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
