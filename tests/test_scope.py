@@ -116,3 +116,26 @@ def test_check_calls_a_too_broad_selector_too_broad(tmp_path: Path) -> None:
     # dilation (on these fresh cases a dilated one always had a pad before)
     assert check["verdict"].startswith("too broad") and check["passes_inside"] >= 1 and check["fails_inside"] >= 1
     assert check["corrected_when"] and check["corrected_errors"] == 0, check
+
+
+NEVER_SHOWN = """\
+issues:
+  - id: undilated-conv1d-sometimes
+    backend: "mutant:padding_scaled_by_dilation"
+    cases: {op: conv1d, when: "max(dilation) == 1"}
+    status: [mismatch, pass]
+    reason: an entry that lists pass, over cases the planted defect (pads scaled by the dilation) never touches
+    link: none
+"""
+
+
+def test_check_says_not_shown_where_no_fresh_case_inside_failed(tmp_path: Path) -> None:
+    """An entry that lists `pass` is not contradicted by passes inside, nor confirmed: with no failure inside the
+    verdict is "not shown" (not "holds"), every pass inside is counted, and the command exits 0."""
+    (tmp_path / "ours.yaml").write_text(NEVER_SHOWN, encoding="utf-8")
+    status = main(["scope", "--check", "undilated-conv1d-sometimes", "--known-issues", str(tmp_path / "ours.yaml"),
+                   "--per-entry", "6", "--seed", "1", "--out", str(tmp_path / "out")])
+    check = json.loads((tmp_path / "out" / "check.json").read_text(encoding="utf-8"))[0]
+    assert check["verdict"] == "not shown" and status == 0, check
+    assert check["fails_inside"] == 0 and check["passes_inside"] == check["inside"] >= 1
+    assert check["passes_inside_unlisted"] == 0

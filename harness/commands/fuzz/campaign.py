@@ -55,8 +55,9 @@ GRADIENT_SHARE = 0.3  # of the valid configs: `gradients: true`, where the worke
 DEFAULT_RELATIONS, RELATION_SHARE = ("subnormal",), 0.1
 MINIMIZE_SHARE = 0.25  # of a --time budget: the part kept for minimizing new findings
 # cases drawn ahead of the slowest target, and in flight on the workers: while a paced target builds (seconds), the
-# eager ones run up to AHEAD cases past it; with 3 the CPU stood 16% idle in a 180 s fuzz of every target, with 8 7%;
-# over 600 s with 8, 28% (seed 7, 2026-11-30, 2-core AMD EPYC Zen 4: the compilers' turns are longer than 8 eager cases)
+# eager ones run up to AHEAD cases past it; with 3 the CPU stood 16% idle in a 180 s fuzz of every target, with 8 7%.
+# With 16 and the per-target hang limit (pace.py), a 600 s fuzz of seed 7 ran 1,839 cases while another job loaded
+# the host, where 8 with one 30 s limit had run 1,771 on a quiet one (2026-11-30, 2-core AMD EPYC Zen 4)
 AHEAD = 16
 IN_FLIGHT = 2 * AHEAD  # drawn but not yet judged: the prepared ones waiting (prefetch) and those on the workers
 # The draws stop when the cases in flight, at TAIL_MARGIN times the pace of the last draws, and what the busiest

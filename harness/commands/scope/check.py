@@ -15,6 +15,9 @@ facts as the result has them):
   same message, digits aside) and no entry explains it;
 - the corrected predicate: the simplest rule (harness/judge/rules.py) over these results that selects the
   entry's failures, inside and out, and no pass.
+- not shown: neither, and no fresh case inside failed: an entry that lists `pass` (a data-dependent or
+  kernel-dependent defect) is not contradicted, and not confirmed either. "holds" needs a failure inside.
+  The counts say which: inside, every pass is counted, those the entry accepts too.
 
 `scoped(entry_id)` is the same check of one entry as a function, for a caller that wants the tested rule
 (`convdiff upstream`'s "fails exactly when" sentence).
@@ -63,6 +66,7 @@ class EntryCheck:
     wrong_status: list[Record] = field(default_factory=list)  # failures inside with a status it does not list
     narrow: list[Record] = field(default_factory=list)  # the same failure outside, unexplained
     fails_inside: int = 0
+    passes_inside: int = 0  # every pass inside, those an entry listing `pass` accepts too
     passes_outside: int = 0
     corrected: Fit | None = None
 
@@ -73,6 +77,8 @@ class EntryCheck:
         if not self.inside:
             return "no case inside"
         broad = bool(self.broad or self.wrong_status)
+        if not broad and not self.narrow and not self.fails_inside:
+            return "not shown"  # nothing contradicts it, but no fresh case inside failed either (the module doc)
         return {(False, False): "holds", (True, False): "too broad", (False, True): "too narrow",
                 (True, True): "too broad and too narrow"}[(broad, bool(self.narrow))]
 
@@ -86,7 +92,8 @@ class EntryCheck:
 
     def as_dict(self) -> dict[str, Any]:
         return {"id": self.id, "verdict": self.verdict, "targets": self.targets, "applies": self.applies or "yes",
-                "inside": len(self.inside), "fails_inside": self.fails_inside, "passes_inside": len(self.broad),
+                "inside": len(self.inside), "fails_inside": self.fails_inside, "passes_inside": self.passes_inside,
+                "passes_inside_unlisted": len(self.broad),
                 "wrong_status_inside": len(self.wrong_status), "outside": len(self.outside),
                 "same_failure_outside": len(self.narrow), "passes_outside": self.passes_outside,
                 "broad_cases": [f"{r.case_id}@{r.backend}" for r in self.broad[:8]],
@@ -196,6 +203,7 @@ def judge_entry(entry: KnownIssue, check: EntryCheck, records: Sequence[Record],
     for r in check.inside:
         mine = r.known_issue in (None, entry.id)  # an earlier entry that claims it answers for it (first match wins)
         if r.status in ("pass", "within_bound"):
+            check.passes_inside += 1
             if "pass" not in entry.status and mine:
                 check.broad.append(r)
         elif r.status in entry.status:
@@ -306,12 +314,12 @@ def run_checks(args: argparse.Namespace, argv: list[str]) -> int:
     counts: dict[str, int] = {}
     for c in checks:
         counts[c.verdict] = counts.get(c.verdict, 0) + 1
-        if c.verdict not in ("holds", "not applicable"):
+        if c.verdict not in ("holds", "not applicable", "not shown"):
             fix = f"; corrected: when: {c.corrected.rule.text}" if c.corrected and c.corrected.rule.terms else ""
             print(f"{c.id}: {c.verdict} (inside {c.fails_inside} fail, {len(c.broad)} pass, {len(c.wrong_status)} "
                   f"other; outside {len(c.narrow)} same failure, {c.passes_outside} pass){fix}")
     print(", ".join(f"{n} {v}" for v, n in sorted(counts.items())) + f"; wrote {out / 'check.md'}")
-    return 0 if all(c.verdict == "holds" for c in checks if c.verdict != "not applicable") else 1
+    return 0 if all(c.verdict in ("holds", "not shown") for c in checks if c.verdict != "not applicable") else 1
 
 
 def write_check(out: Path, checks: Sequence[EntryCheck], seconds: float | None = None) -> None:
