@@ -38,3 +38,19 @@ def test_each_known_issue_that_now_passes_is_named(tmp_path: Path, capsys: pytes
     text = tc.findtext("system-out") or ""
     assert "ours-claims-a-mismatch now passes" in text and "few.yaml::a on torch-cpu" in text
     assert "https://example.org/ours/1" in text
+
+
+def test_an_entry_listing_pass_accepts_a_relation_within_the_bound() -> None:
+    """`pass` among an entry's statuses accepts a relation record that holds within the bound (not bitwise): an
+    intermittent defect's relation runs are no "fixed upstream?" hint; an entry that lists failures only still
+    gives it."""
+    from harness.execution.records import Record
+
+    def rec(status: str, listed: list[str]) -> Record:
+        return Record("c", "f.yaml", "conv2d", {}, "tensorflow", "2.21.0", "cpu", "float32", status,
+                      output="relation:adjoint", known_issue="flaky", known_status=listed)
+
+    assert not rec("within_bound", ["crash", "pass"]).fixed_upstream
+    assert not rec("pass", ["crash", "pass"]).fixed_upstream
+    assert rec("within_bound", ["crash"]).fixed_upstream and rec("pass", ["crash"]).fixed_upstream
+    assert not rec("within_bound", ["within_bound"]).fixed_upstream
