@@ -176,3 +176,25 @@ def test_supported_elsewhere(results: dict) -> None:
     """What one variant lacks the other must still run: keras grouped conv3d, tf.nn strided dilation."""
     assert _get(results, "tensorflow-keras", "conv3d_grouped").status == "pass"
     assert _get(results, "tensorflow", "conv2d_stride_dilation").status == "pass"
+
+
+def test_the_crop_counts_its_end_from_the_back() -> None:
+    """crop_output slices [before, -after] without reading the output's length: inside a tf.function TF leaves
+    a length it cannot infer (a negative stride's output_shape) as None, where `length - after` failed in the
+    adapter and its TypeError passed for TensorFlow's refusal."""
+    import numpy as np
+
+    from backends.tensorflow.eager import crop_output
+
+    class Unknown:  # a traced tensor whose spatial lengths TF does not know
+        shape = (1, 2, None, None)
+
+        def __getitem__(self, index: tuple) -> tuple:
+            return index
+
+    assert crop_output(Unknown(), ((1, 2), (0, 0)), True) == (slice(None), slice(None), slice(1, -2), slice(0, None))
+    assert crop_output(Unknown(), ((1, 2),), False) == (slice(None), slice(1, -2), slice(None))
+    y = np.arange(2 * 3 * 7 * 5).reshape(2, 3, 7, 5)
+    assert np.array_equal(crop_output(y, ((1, 2), (0, 1)), True), y[:, :, 1:5, 0:4])
+    assert np.array_equal(crop_output(y.transpose(0, 2, 3, 1), ((1, 2), (0, 1)), False),
+                          y.transpose(0, 2, 3, 1)[:, 1:5, 0:4, :])

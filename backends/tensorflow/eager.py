@@ -81,7 +81,9 @@ def crop_code(crop: Pairs, nc: bool) -> str:
 
 
 def crop_output(y: Any, crop: Pairs, nc: bool) -> Any:
-    sl = tuple(slice(pb, y.shape[i] - pa) for i, (pb, pa) in enumerate(crop, start=2 if nc else 1))
+    # the end counted from the back (as crop_code writes it): inside a tf.function an output length TF cannot
+    # infer statically (a negative stride's output_shape) is None, and y.shape[i] - pa would fail in the adapter
+    sl = tuple(slice(pb, -pa or None) for pb, pa in crop)
     return y[(slice(None), slice(None), *sl)] if nc else y[(slice(None), *sl, slice(None))]
 
 
