@@ -8,6 +8,10 @@ What happens: Without oneDNN kernels for the dtype (bfloat16 under ONEDNN_MAX_CP
 Expected: The compiled module returns what eager returns.
 
 Mechanism: The conv rule in torch/_subclasses/fake_impls.py picks channels-last with torch._C._conv_determine_backend_memory_format, while ATen's slow_conv_transpose2d (torch 2.13.0) returns a contiguous tensor for batch > 1; inductor asserts the fake strides on the graph output. #184026 was the same mismatch on CUDA.
+
+Symptoms:
+bfloat16 depthwise ConvTranspose1d on a channels-last input of length 1, batch 2, without oneDNN bfloat16 kernels.
+float64 grouped Conv1d on an (N, L, C) input of length 1: FakeTensor predicts channels-last strides, the kernel returns contiguous ones.
 """
 import os
 os.environ["ONEDNN_MAX_CPU_ISA"] = "AVX2"  # no oneDNN bfloat16 kernels: torch runs slow_conv_transpose2d

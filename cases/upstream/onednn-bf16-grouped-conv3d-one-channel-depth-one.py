@@ -3,11 +3,15 @@
 Kind: wrong-value
 Ask: a fix in brg_conv_fwd:avx512_core_bf16 (or a guard that dispatches these shapes to another implementation).
 
-What happens: On an AVX512_BF16 CPU without AMX (AMD EPYC Zen 4), PyTorch 2.13.0 (oneDNN v3.12.0) runs a bf16 channels_last grouped conv3d as brg_conv_fwd:avx512_core_bf16 (g2mb1_ic2oc6_id1od2kd3sd2dd0pd2_ih2oh6kh3sh1dh2ph5_iw4ow2kw5sw2dw0pw2) and returns 68 of 144 outputs wrong on small integers, which bf16 holds exactly: zeros, or whatever the destination held (inf, 2.5e38, changing run to run). Of 142 random shapes with one input channel per group, 2-3 outputs per group, input depth 1 under a depth kernel > 1 and a last kernel > 1, 62 are wrong; 0 of 59 with one output per group, 0 of 30 with two input channels per group, 0 of 24 with a last kernel of 1, 0 of 54 with input depth 2, 0 of all 142 in the plain (ncdhw) layout. f32 and ONEDNN_MAX_CPU_ISA=AVX512_CORE (jit_bf16) are right. OpenVINO 2026.4.1 in bf16 (brgconv_avx512_bf16, its fork) is wrong on the same shapes.
+What happens: On an AVX512_BF16 CPU without AMX (AMD EPYC Zen 4), PyTorch 2.13.0 (oneDNN v3.12.0) runs a bf16 channels_last grouped conv3d as brg_conv_fwd:avx512_core_bf16 and returns 68 of 144 outputs wrong on small integers (exact in bf16): zeros, or whatever the destination held (inf, 2.5e38, changing run to run). Of 142 random shapes with one input channel per group, 2-3 outputs per group, input depth 1 under a depth kernel > 1 and a last kernel > 1, 62 are wrong; 0 of 59 with one output per group, 0 of 30 with two input channels per group, 0 of 54 with input depth 2, 0 of 142 in ncdhw. f32 and ONEDNN_MAX_CPU_ISA=AVX512_CORE are right.
 
 Expected: the f32 convolution of the same bf16 values (https://uxlfoundation.github.io/oneDNN/dev_guide_convolution.html).
 
 Mechanism: not located in src/cpu/x64/jit_brgemm_conv.cpp beyond the implementation name; the outputs left unwritten read input, so it is not the padding-only output block fixed by PR 5944.
+
+Symptoms:
+PyTorch: bf16 F.conv3d, channels_last_3d, symmetric padding (torch.compile alike).
+OpenVINO 2026.4.1, bf16 precision (brgconv_avx512_bf16): the same shapes.
 """
 import os
 import sys

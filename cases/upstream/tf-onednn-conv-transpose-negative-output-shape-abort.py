@@ -8,6 +8,11 @@ What happens: With oneDNN on (the default on x86-64 Linux), eager tf.nn.conv2d_t
 Expected: the InvalidArgumentError the default kernel raises; a CHECK failure should not be reachable from user input.
 
 Mechanism: tensorflow/core/kernels/mkl/mkl_conv_grad_input_ops.cc, MklConvCustomBackpropInputOp::MakeInputTfShape (line 610 in 2.21.0), wraps tensor::MakeShape(input_tensor, ...) in TF_CHECK_OK, before any validation of input_sizes; PR #105574 handled only a dynamic batch of -1 there.
+
+Symptoms:
+eager conv1d/2d/3d_transpose, a negative output length: SIGABRT.
+tf.function: conv1d_transpose SAME and conv3d_transpose abort too.
+conv3d_transpose, stride -1, output length 0: an empty output.
 """
 import os
 import sys

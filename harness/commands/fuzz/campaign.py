@@ -54,10 +54,8 @@ GRADIENT_SHARE = 0.3  # of the valid configs: `gradients: true`, where the worke
 # any float case, and each relation runs the case a few more times: on a compiled path, a build each)
 DEFAULT_RELATIONS, RELATION_SHARE = ("subnormal",), 0.1
 MINIMIZE_SHARE = 0.25  # of a --time budget: the part kept for minimizing new findings
-# cases drawn ahead of the slowest target, and in flight on the workers: while a paced target builds (seconds), the
-# eager ones run up to AHEAD cases past it; with 3 the CPU stood 16% idle in a 180 s fuzz of every target, with 8 7%.
-# With 16 and the per-target hang limit (pace.py), a 600 s fuzz of seed 7 ran 1,839 cases while another job loaded
-# the host, where 8 with one 30 s limit had run 1,771 on a quiet one (2026-11-30, 2-core AMD EPYC Zen 4)
+# cases drawn ahead of the slowest target and in flight: while a paced target builds, the eager ones run up to AHEAD
+# past it (seed 7, 600 s, 2-core Zen 4, 2026-11-30: 8, 1,771 cases, 34% idle; 16 and pace.py's hang limit, 2,119, 26%)
 AHEAD = 16
 IN_FLIGHT = 2 * AHEAD  # drawn but not yet judged: the prepared ones waiting (prefetch) and those on the workers
 # The draws stop when the cases in flight, at TAIL_MARGIN times the pace of the last draws, and what the busiest
@@ -93,8 +91,8 @@ def add_parser(sub: Any) -> None:
                     help=f"share of invalid configurations (default {INVALID_RATE:g})")
     fz.add_argument("--write", help="also append the minimized findings of real backends to this case file "
                                     "(e.g. cases/found/fuzz-<date>.yaml); by default everything stays under --out")
-    fz.add_argument("--timeout", type=float, default=30.0, help="seconds a single case may take at most (default 30: configs are tiny); once a target's cost per "
-                    "case is known, 20 times it, 10 s at least (harness/commands/fuzz/pace.py)")
+    fz.add_argument("--timeout", type=float, default=30.0, help="seconds a case may take at most (default 30); once a "
+                    "target's cost per case is known, 20 times it, 10 s at least (harness/commands/fuzz/pace.py)")
     fz.add_argument("--relations", metavar="LIST", help="judge these metamorphic relations on every generated "
                     "case (comma-separated, all, or none), as `convdiff run --relations`; by default "
                     f"{', '.join(DEFAULT_RELATIONS)} on each target's first case of each float dtype and on a seeded "
