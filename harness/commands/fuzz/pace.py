@@ -100,7 +100,7 @@ class Pace:
         self.credit = dict.fromkeys(backends, 0.0)
         self.ran = Counter[str]()
         self.skipped = Counter[str]()
-        self.unsupported = Counter[str]()  # cases the target gave back unsupported: not counted as run
+        self.unsupported = Counter[str]()  # of the cases it ran, those it gave back unsupported
         self.covered: dict[str, set[tuple[str, str]]] = {b: set() for b in backends}
         # the unseen pairs each recent case would have shown a slow target: it runs one above their median
         self.offered: dict[str, deque[int]] = {b: deque(maxlen=RECENT) for b in backends}
