@@ -84,8 +84,10 @@ bench: $(STAMP)
 	@# a cold night's cost on 12 cases with the relations' runs built one by one and in the batches (ahead.py)
 	$(PY) bench/nightly_ab.py --baseline CONVDIFF_BATCH=cases --out reports/bench/relations-ahead
 	$(PY) bench/nightly_ab.py --baseline CONVDIFF_INDUCTOR_KEEP=0 --backends torch-inductor --out reports/bench/inductor-keep
-	@# the share of the host's known issues a 10-minute fuzz rediscovers (seed 1), and scope on four planted bugs
+	@# the share of the host's known issues a 10-minute fuzz rediscovers (seed 1), what longer ones could reach
+	@# at that run's costs, and scope on four planted bugs
 	$(PY) bench/fuzz_share.py
+	$(PY) bench/fuzz_reach.py --from reports/bench/fuzz-share
 	$(PY) bench/scope_planted.py
 
 clean:

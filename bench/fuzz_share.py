@@ -45,7 +45,7 @@ from harness.model.loader import load_file  # noqa: E402
 
 def applies(entry: KnownIssue, targets: dict[str, dict]) -> bool:
     """Whether an entry names one of the run's targets (backend-device) and accepts its host facts."""
-    return any(_names(entry, target) and entry.host_matches(facts) for target, facts in targets.items())
+    return any(names_target(entry, target) and entry.host_matches(facts) for target, facts in targets.items())
 
 
 def share(out: Path) -> dict:
@@ -80,7 +80,7 @@ def why_missed(missed: list[KnownIssue], targets: dict[str, dict], cases: list[C
         by_case[r.case_id].append(r)
     out: dict[str, dict] = {}
     for e in missed:
-        mine = {t: f for t, f in targets.items() if _names(e, t) and e.host_matches(f)}
+        mine = {t: f for t, f in targets.items() if names_target(e, t) and e.host_matches(f)}
         drawn, statuses, shadowed_by = 0, Counter[str](), Counter[str]()
         for case in cases:
             params = case.params()
@@ -106,7 +106,8 @@ def why_missed(missed: list[KnownIssue], targets: dict[str, dict], cases: list[C
     return out
 
 
-def _names(entry: KnownIssue, target: str) -> bool:
+def names_target(entry: KnownIssue, target: str) -> bool:
+    """Whether the entry names this target ("backend-device") among its backends and devices."""
     backend, _, device = target.rpartition("-")
     return any(fnmatch.fnmatchcase(backend, b) for b in entry.backend) and (not entry.device or device in entry.device)
 

@@ -48,3 +48,22 @@ def test_each_missed_entry_gets_the_first_reason_that_holds(tmp_path: Path) -> N
         "second": "explained by another entry", "refused": "unsupported", "other-status": "other status"}
     assert why["second"]["shadowed_by"] == {"first": 1} and why["second"]["drawn_inside"] == 1
     assert why["slow-one"] == {"reason": "not run", "drawn_inside": 1, "results_inside": {}, "shadowed_by": {}}
+
+
+def test_reach_needs_a_case_inside_run_by_a_target_the_entry_names(tmp_path: Path) -> None:
+    """bench/fuzz_reach.py: an entry is reached when a target it names ran a case inside it; the pace gives a
+    target costing 5 s a case a small share of the seed's cases and one costing 1 ms every one."""
+    import fuzz_reach
+
+    (tmp_path / "c.yaml").write_text(CASES)
+    (tmp_path / "k.yaml").write_text(KNOWN)
+    wide, narrow = load_file(tmp_path / "c.yaml")
+    entries = load_known_issues(tmp_path / "k.yaml").entries
+    targets = {"torch-cpu": {}, "iree-cpu": {}, "tvm-cpu": {}}
+    got = fuzz_reach.reached(entries, targets, {"torch": [wide, narrow], "iree": [], "tvm": [narrow]})
+    assert got == {"first", "data-dependent", "second", "refused"}
+    ran = fuzz_reach.ran_cases(7, 60, {"torch": 0.001, "eager": 0.002, "iree": 5.0}, slow={"iree"})
+    valid = sum(cfg.case is not None for cfg, _ in zip(fuzz_reach.generate(7, fuzz_reach.INVALID_RATE,
+                                                                            fuzz_reach.GRADIENT_SHARE), range(60)))
+    assert len(ran["torch"]) == len(ran["eager"]) == valid
+    assert 0 < len(ran["iree"]) < valid / 4
