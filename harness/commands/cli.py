@@ -165,7 +165,8 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
         print(f"skipped {target}: {reason}", file=sys.stderr)
     named = backends if args.backends else []
     summary = write_run_outputs(out, records, info, argv, known, stale_entries(known, paths, all_cases), named=named,
-                                extra={"builds": info.builds} if info.builds else None)
+                                extra={**({"builds": info.builds} if info.builds else {}),
+                                       **({"memory_retires": info.memory_retires} if info.memory_retires else {})} or None)
     print(format_table(summary))
     if summary["drift"]:
         print("\nnormalized error e = max |err| / (u * scale) by kernel size (theory: e <= 4*sqrt(K)):")

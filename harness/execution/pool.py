@@ -15,6 +15,7 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
+from harness.execution.memory import worker_env
 from harness.execution.preloads import zygote_of
 from harness.execution.worker import unsupported
 from harness.execution.zygote import Forked
@@ -86,6 +87,7 @@ class Worker:
         self.head_since = 0.0  # when the worker became free for the oldest case in flight
         self.spare: Spawned | None = None  # a second process, started after the first crash (see restart)
         self.restarts = 0
+        self.memory_retires = 0  # answers after which it retired for its memory budget (harness/execution/memory.py)
         self.retried_head = False  # the oldest case in flight timed out once and was sent to a fresh worker
         self.retries_saved = 0  # timeouts whose retry on a fresh worker answered (not recorded as timeouts)
         self.batch_size = 0  # Backend.batch_size, from the hello: > 0 where prepare() builds ahead
@@ -123,7 +125,7 @@ class Worker:
         to_w_r, to_w_w = os.pipe()
         from_w_r, from_w_w = os.pipe()
         log = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the worker; closed in stop()
-        env = {**os.environ, "PYTHONUNBUFFERED": "1", **self.env}
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", **worker_env(), **self.env}
         proc: Any = None
         zygote = None if self.fresh_only else zygote_of(self.backend)
         if zygote is not None:
@@ -391,7 +393,9 @@ class Worker:
         except (EOFError, OSError):
             return self._died(elapsed)
         self.head_since = time.monotonic()
-        if payload.pop("retire", False):  # it ended after this answer (Backend.stale_after_refusal): a fresh one next
+        retire = payload.pop("retire", False)
+        if retire:  # it ended after this answer (stale_after_refusal, or its memory budget): a fresh one next
+            self.memory_retires += retire == "memory"
             self.kill()
         return payload
 

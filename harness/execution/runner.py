@@ -17,6 +17,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from harness.execution.ahead import oracle_for
+from harness.execution.memory import set_budget
 from harness.execution.pool import Worker, prestart, run_message
 from harness.execution.prefetch import MAX_AHEAD, Prefetch
 from harness.execution.records import Record
@@ -78,6 +79,8 @@ class RunInfo:
     # per target, what its workers' batched builds (Backend.prepare) reported: counts, and "seconds", a cost
     # that is in no record's duration_s (the --shard cost table spreads it over the target's cases)
     builds: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # per target, the answers after which a worker retired for its memory budget (harness/execution/memory.py)
+    memory_retires: dict[str, int] = field(default_factory=dict)
 
 
 def prepare(case: Case) -> Prepared:
@@ -104,7 +107,9 @@ class Lane:
         # cases whose process relations wait for the shadow workers, per (backend, device, thread count)
         self.deferred: dict[tuple[str, str, int | None], list[Deferred]] = {}
 
-    def start(self, info: RunInfo) -> None:
+    def start(self, info: RunInfo, lanes: int = 1) -> None:
+        """Start the workers (`lanes`: how many lanes of this size the run starts, for their memory budget)."""
+        set_budget(len(self.workers) * lanes)  # each worker's share of the machine's memory (memory.py)
         prestart([w.backend for w in self.workers if w.proc is None and not w.fresh_only])  # imports side by side
         for w in self.workers:
             if w.proc is None:
@@ -189,8 +194,11 @@ class Lane:
         return tuple(n for n in self.relations.for_case(rel.case, w.backend) if n in rel.names)
 
     def note_builds(self, info: RunInfo) -> None:
-        """Add what each worker's batched build reported to the run's (RunInfo.builds), summed over lanes."""
+        """Add what each worker's batched build reported to the run's (RunInfo.builds), and its retirements for
+        memory (RunInfo.memory_retires), summed over lanes."""
         for w in self.workers:
+            if w.memory_retires:
+                info.memory_retires[w.target] = info.memory_retires.get(w.target, 0) + w.memory_retires
             if not w.prepared:
                 continue
             into = info.builds.setdefault(w.target, {})
@@ -230,7 +238,7 @@ def run_cases(cases: Sequence[Case], targets: Sequence[tuple[str, str]], sink: C
     blas = threadpool_limits(ONE_BLAS_THREAD, user_api="blas")
     try:
         for lane in lanes:
-            lane.start(info)
+            lane.start(info, len(lanes))
         if len(lanes) == 1:
             work(0)
         else:

@@ -21,6 +21,7 @@ from backends.base import Output, Unsupported, first_line
 from backends.registry import get_backend
 from harness.execution.failures import error_payload, failure
 from harness.execution.grad_exec import execute_gradients
+from harness.execution.memory import over_budget
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
 
@@ -210,6 +211,8 @@ def worker_main(requests: Any, replies: Any, backend_name: str, device: str) -> 
         retire = result["status"] == "rejected" and backend.stale_after_refusal(case)
         if retire:  # the pool replaces this process: the cases queued behind go to the fresh one
             result["retire"] = True
+        elif over_budget():  # grown beyond its share of the machine's memory (harness/execution/memory.py)
+            retire, result["retire"] = True, "memory"
         replies.send(("result", result))
         if retire:
             return

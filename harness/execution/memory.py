@@ -1,0 +1,85 @@
+"""Each worker's share of the machine's memory: a worker beyond it retires after its answer, and a fresh one goes on.
+
+A run keeps one worker per target alive for all its cases, and each grows as it runs them (compiled programs,
+framework caches). On 2026-11-30, on a 2-core AMD EPYC Zen 4 with 24 GiB, a quarter of the nightly
+(`convdiff run --shard 1/4 --tier full --gradients --relations all`, 34 targets, 374 cases) held 9 GB once its
+workers and their zygotes had started, and after 64 minutes the kernel's OOM killer ended it: the process it
+killed was the controller (1.5 GB resident, the largest), so the run stopped there, with 39,699 results streamed
+to disk. A 32nd of the night (44 cases) grew by about 1 GB and never came near.
+
+The budget of one worker is CONVDIFF_WORKER_MB where set (0: none), else WORKER_SHARE of the memory available
+when the run starts (MemAvailable) over the run's workers, at least MIN_MB. After each case a worker reads its
+proportional set size (Pss: its private pages and its share of those it shares with its zygote, so that the
+workers' figures add up to what they take); above the budget it marks its answer `retire` and exits, and the
+pool forks a fresh one for the cases queued behind it, as after a refusal that leaves stale state (pool.py).
+The answer itself is kept. What a fresh worker loses is what it held in memory: builds are on disk (TVM's
+cache, ExecuTorch's and IREE's batches), so it loads them instead of building again.
+"""
+
+from __future__ import annotations
+
+import os
+
+ENV = "CONVDIFF_WORKER_MB"
+WORKER_SHARE = 0.8  # of MemAvailable at the start, over the run's workers
+MIN_MB = 384  # a budget below this would retire most workers after every case (a started one takes 150-400 MB)
+
+_budget_mb = 0  # set by the controller for the workers it starts (set_budget); 0: none
+
+
+def _meminfo_mb(field: str) -> float | None:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def budget_mb(workers: int) -> int:
+    """One worker's budget in MB for a run of `workers` workers (the module doc); 0 where there is none."""
+    if os.environ.get(ENV, "").strip():
+        try:
+            return max(int(os.environ[ENV]), 0)
+        except ValueError:
+            return 0
+    available = _meminfo_mb("MemAvailable")
+    if available is None or workers < 1:
+        return 0
+    return max(int(WORKER_SHARE * available / workers), MIN_MB)
+
+
+def set_budget(workers: int) -> int:
+    """The controller: the budget of the workers it starts from now on, for a run of `workers` workers."""
+    global _budget_mb
+    _budget_mb = budget_mb(workers)
+    return _budget_mb
+
+
+def worker_env() -> dict[str, str]:
+    """What a worker's environment gets (pool.Worker._spawn): its budget, where there is one."""
+    return {ENV: str(_budget_mb)} if _budget_mb else {}
+
+
+def own_pss_mb() -> float | None:
+    """This process's proportional set size in MB (None where /proc does not say)."""
+    try:
+        with open("/proc/self/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def over_budget() -> bool:
+    """In a worker: whether it has grown beyond the budget its controller gave it."""
+    try:
+        budget = int(os.environ.get(ENV) or 0)
+    except ValueError:
+        return False
+    pss = own_pss_mb() if budget > 0 else None
+    return pss is not None and pss > budget

@@ -1,0 +1,42 @@
+"""A worker beyond its memory budget retires after its answer and a fresh one goes on (harness/execution/memory.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.execution import memory
+from harness.execution.runner import run_cases
+from harness.judge.verdict import Verdicts
+
+from .helpers import make_case
+
+
+def test_the_budget_is_a_share_of_the_available_memory_or_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(memory.ENV, raising=False)
+    available = memory._meminfo_mb("MemAvailable")
+    if available is None:
+        pytest.skip("no /proc/meminfo here: no budget is set")
+    assert memory.budget_mb(34) == max(int(memory.WORKER_SHARE * available / 34), memory.MIN_MB)
+    assert memory.budget_mb(1) >= memory.budget_mb(34) >= memory.MIN_MB
+    monkeypatch.setenv(memory.ENV, "0")
+    assert memory.budget_mb(34) == 0 and memory.set_budget(34) == 0 and memory.worker_env() == {}
+    monkeypatch.setenv(memory.ENV, "700")
+    assert memory.set_budget(34) == 700 and memory.worker_env() == {memory.ENV: "700"}
+    monkeypatch.setenv(memory.ENV, "lots")
+    assert memory.budget_mb(34) == 0
+
+
+def test_a_worker_over_its_budget_retires_after_each_answer_and_the_answers_stand(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a budget of 1 MB every torch worker is over it after its first case: each answer is kept (checked
+    against the float64 oracle), and the next case goes to a fresh worker; without a budget none retires."""
+    if memory.own_pss_mb() is None:
+        pytest.skip("no /proc/self/smaps_rollup here: a worker cannot measure itself")
+    cases = [make_case(id=f"c{i}", op="conv2d", in_channels=2, out_channels=3, input_size=5 + i, kernel_size=3)
+             for i in range(3)]
+    for budget, retires in (("1", {"torch-cpu": 3}), ("0", {})):
+        monkeypatch.setenv(memory.ENV, budget)
+        records: list = []
+        info = run_cases(cases, [("torch", "cpu")], records.append, Verdicts(None), timeout=120.0)
+        assert sorted((r.case_id, r.status) for r in records) == [(c.id, "pass") for c in cases]
+        assert info.memory_retires == retires
