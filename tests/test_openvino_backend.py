@@ -120,7 +120,8 @@ def test_int8_probe_values_are_the_oracles() -> None:
 
 
 def test_int8_pair_sums_follow_the_onednn_cap(monkeypatch: pytest.MonkeyPatch) -> None:
-    """ONEDNN_MAX_CPU_ISA=AVX2 (no VNNI on any CPU) makes OpenVINO's oneDNN saturate pair sums."""
+    """ONEDNN_MAX_CPU_ISA=AVX2 (no VNNI on any CPU) makes OpenVINO's oneDNN saturate pair sums, and run a padded
+    grouped uint8 conv3d with its gemm kernel (no brgconv below AVX-512)."""
     from harness.execution.pool import Worker
 
     monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX2")
@@ -129,5 +130,6 @@ def test_int8_pair_sums_follow_the_onednn_cap(monkeypatch: pytest.MonkeyPatch) -
         if not w.ready():
             pytest.skip(f"openvino: {w.reason}")
         assert w.host["openvino_int8_pair_sums"] == "int16-saturated"
+        assert w.host["openvino_int8_grouped_conv3d_kernel"] == "jit_gemm_I8"
     finally:
         w.stop()

@@ -33,7 +33,7 @@ from backends.onnx.model import (
     residual_arrays,
     residual_inputs,
 )
-from backends.onnx.openvino_probe import int8_pair_sums
+from backends.onnx.openvino_probe import conv_precisions, int8_grouped_conv3d_kernel, int8_pair_sums
 from backends.onnx.qmodel import build_quant_model, quant_lines, quant_reason
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
@@ -121,7 +121,8 @@ class OpenVinoBackend(Backend):
 
     def host_facts(self, device: str) -> dict[str, HostFact]:
         return {"openvino_inference_precision": self.inference_precision(),
-                "openvino_int8_pair_sums": int8_pair_sums(self.compile)}
+                "openvino_int8_pair_sums": int8_pair_sums(self.compile),
+                "openvino_int8_grouped_conv3d_kernel": int8_grouped_conv3d_kernel(self.compile)}
 
     def fingerprint(self, device: str) -> dict[str, str]:
         return {"version": self.ov.__version__, "device": "CPU",
@@ -198,18 +199,6 @@ def compile_cache_dir(core: Any, version: str) -> str | None:
                "cap": [os.environ.get(k, "") for k in ("ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA")]}
     digest = hashlib.sha256(repr(sorted(decides.items())).encode()).hexdigest()[:16]
     return str((base / "openvino" / digest).resolve())
-
-
-def conv_precisions(compiled: Any) -> str:
-    """The compiled model's convolution nodes as 'layerType: runtimePrecision/primitiveType' (execution graph)."""
-    found = []
-    for op in compiled.get_runtime_model().get_ordered_ops():
-        info = op.get_rt_info()
-        kind, prec, prim = (info[k].astype(str) if k in info else "?"
-                            for k in ("layerType", "runtimePrecision", "primitiveType"))
-        if "conv" in kind.lower():  # Convolution, Deconvolution
-            found.append(f"{kind}: {prec}/{prim}")
-    return ", ".join(found)
 
 
 def precision_name(t: Any) -> str:

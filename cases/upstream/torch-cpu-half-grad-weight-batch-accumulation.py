@@ -8,6 +8,10 @@ What happens: On a CPU without AVX512-FP16/AMX-FP16 (here AMD EPYC Zen 4, or any
 Expected: the batch sum, 4096, which float16 holds exactly: the float32 gradient rounded once to float16, as the oneDNN float16 and bfloat16 paths give (https://pytorch.org/docs/stable/generated/torch.nn.functional.conv1d.html).
 
 Mechanism: aten/src/ATen/native/ConvolutionMM2d.cpp (torch 2.13.0): slow_conv2d_backward_weight_out_cpu_template loops over the batch and calls slow_conv2d_backward_weight_frame, whose cpublas::gemm with beta 1 writes into the scalar_t (Half) grad_weight, rounding after every sample.
+
+Symptoms:
+float16 weight gradients with batch >= 2 on CPUs without AVX512-FP16/AMX-FP16: 2048 for 4096 ones.
+bfloat16 weight gradients with batch >= 2 on CPUs without AVX-512 (or under ONEDNN_MAX_CPU_ISA=AVX2): 256 for 4096 ones.
 """
 import os
 import sys

@@ -53,7 +53,8 @@ def run_setting(name: str, env: dict[str, str], args: argparse.Namespace) -> dic
             "key": s.get("fingerprint", {}).get("host_key", "?"),
             "facts": {k: v for t in facts.values() for k, v in t.items()
                       if k in ("tf_onednn", "torch_cpu_capability", "torch_mkldnn_bf16", "inductor_vec_isa",
-                               "openvino_int8_pair_sums", "torch_int8_pair_sums", "ort_int8_pair_sums")}}
+                               "openvino_int8_pair_sums", "openvino_int8_grouped_conv3d_kernel",
+                               "torch_int8_pair_sums", "ort_int8_pair_sums")}}
 
 
 def _records(out: Path) -> list[dict]:

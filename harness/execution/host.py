@@ -78,6 +78,9 @@ FACTS: dict[str, str] = {
                             "paths decide from CPUID alone, oneDNN from CPUID capped by ONEDNN_MAX_CPU_ISA)",
     "ort_int8_pair_sums": "the same probe through ONNX Runtime's quantized path (QLinearConv, or the fused QDQ "
                           "group for onnxruntime-qdq); MLAS decides from CPUID alone",
+    "openvino_int8_grouped_conv3d_kernel": "the primitive OpenVINO's CPU plugin runs a padded grouped uint8 conv3d "
+                                           "with (its execution graph's primitiveType: brgconv_avx512_I8, or "
+                                           "jit_gemm_I8, which pads with 0 instead of the zero point)",
     "openvino_inference_precision": "the precision OpenVINO's CPU plugin computes an f32 model in at default "
                                     "hints (compiled model's INFERENCE_PRECISION_HINT: bf16, f16, f32)",
 }
