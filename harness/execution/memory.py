@@ -10,7 +10,8 @@ to disk. A 32nd of the night (44 cases) grew by about 1 GB and never came near.
 The budget of one worker is CONVDIFF_WORKER_MB where set (0: none), else WORKER_SHARE of the memory available
 when the run starts (MemAvailable) over the run's workers, at least MIN_MB. After each case a worker reads its
 proportional set size (Pss: its private pages and its share of those it shares with its zygote, so that the
-workers' figures add up to what they take); above the budget it marks its answer `retire` and exits, and the
+workers' figures add up to what they take); above the budget, and grown by half the budget since it was set up,
+it marks its answer `retire` and exits, and the
 pool forks a fresh one for the cases queued behind it, as after a refusal that leaves stale state (pool.py).
 The answer itself is kept. What a fresh worker loses is what it held in memory: builds are on disk (TVM's
 cache, ExecuTorch's and IREE's batches), so it loads them instead of building again.
@@ -75,11 +76,13 @@ def own_pss_mb() -> float | None:
     return None
 
 
-def over_budget() -> bool:
-    """In a worker: whether it has grown beyond the budget its controller gave it."""
+def over_budget(start_mb: float | None) -> bool:
+    """In a worker: whether it is beyond the budget its controller gave it and has grown by half the budget since
+    `start_mb` (its size once set up). A worker that starts beyond the budget (a fresh interpreter holds its
+    framework alone, with no zygote to share it with) would otherwise retire after every case."""
     try:
         budget = int(os.environ.get(ENV) or 0)
     except ValueError:
         return False
     pss = own_pss_mb() if budget > 0 else None
-    return pss is not None and pss > budget
+    return pss is not None and pss > budget and (start_mb is None or pss - start_mb > budget / 2)

@@ -21,7 +21,7 @@ from backends.base import Output, Unsupported, first_line
 from backends.registry import get_backend
 from harness.execution.failures import error_payload, failure
 from harness.execution.grad_exec import execute_gradients
-from harness.execution.memory import over_budget
+from harness.execution.memory import over_budget, own_pss_mb
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
 
@@ -194,6 +194,7 @@ def worker_main(requests: Any, replies: Any, backend_name: str, device: str) -> 
         return
     inbox: queue.Queue = queue.Queue()
     threading.Thread(target=_drain, args=(requests, inbox), daemon=True).start()
+    start_mb = own_pss_mb()  # its size once set up: the memory budget counts growth beyond it (memory.py)
     while True:
         msg = inbox.get()
         if msg[0] == "stop":
@@ -211,7 +212,7 @@ def worker_main(requests: Any, replies: Any, backend_name: str, device: str) -> 
         retire = result["status"] == "rejected" and backend.stale_after_refusal(case)
         if retire:  # the pool replaces this process: the cases queued behind go to the fresh one
             result["retire"] = True
-        elif over_budget():  # grown beyond its share of the machine's memory (harness/execution/memory.py)
+        elif over_budget(start_mb):  # grown beyond its share of the machine's memory (harness/execution/memory.py)
             retire, result["retire"] = True, "memory"
         replies.send(("result", result))
         if retire:
