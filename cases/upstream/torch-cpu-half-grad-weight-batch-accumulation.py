@@ -3,7 +3,7 @@
 Kind: wrong-value
 Ask: a fix: accumulate the weight gradient over the batch in float32 and round once, as the bfloat16 oneDNN path does.
 
-What happens: On a CPU without AVX512-FP16/AMX-FP16 (here AMD EPYC Zen 4, or any CPU under ONEDNN_MAX_CPU_ISA=AVX2), the float16 weight gradient of `F.conv1d` over a batch of 4096 ones (1 -> 1 channel, kernel 1) is 2048 instead of 4096; float32 gives 4096. Each sample's sum is taken in float32 but added into the float16 gradient, so the batch is summed in float16 and stalls where the float16 spacing exceeds the addend. On random float16 conv and conv_transpose 1-3d gradients with batch >= 2, 80 of 83 differ from the float32 sum rounded once (worst 1.09 float16 ulps); batch 1 is right. bfloat16 through oneDNN is right; under ONEDNN_MAX_CPU_ISA=AVX2 bfloat16 takes the same path and gives 256.
+What happens: On a CPU without AVX512-FP16/AMX-FP16 (here AMD EPYC Zen 4, or any CPU under ONEDNN_MAX_CPU_ISA=AVX2), the float16 weight gradient of `F.conv1d` over a batch of 4096 ones (1 -> 1 channel, kernel 1) is 2048 instead of 4096; float32 gives 4096. Each sample's sum is taken in float32 but added into the float16 gradient, so the batch is summed in float16 and stalls where the float16 spacing exceeds the addend. On random float16 conv and conv_transpose 1-3d gradients with batch >= 2, 80 of 83 differ from the float32 sum rounded once (worst 1.09 float16 ulps); batch 1 is right.
 
 Expected: the batch sum, 4096, which float16 holds exactly: the float32 gradient rounded once to float16, as the oneDNN float16 and bfloat16 paths give (https://pytorch.org/docs/stable/generated/torch.nn.functional.conv1d.html).
 
@@ -11,7 +11,7 @@ Mechanism: aten/src/ATen/native/ConvolutionMM2d.cpp (torch 2.13.0): slow_conv2d_
 
 Symptoms:
 float16 weight gradients with batch >= 2 on CPUs without AVX512-FP16/AMX-FP16: 2048 for 4096 ones.
-bfloat16 weight gradients with batch >= 2 on CPUs without AVX-512 (or under ONEDNN_MAX_CPU_ISA=AVX2): 256 for 4096 ones.
+bfloat16 weight gradients with batch >= 2 without oneDNN's bfloat16 kernels (no AVX-512, or ONEDNN_MAX_CPU_ISA=AVX2): 256 for 4096 ones; with them, 4096.
 """
 import os
 import sys
