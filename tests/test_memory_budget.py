@@ -13,6 +13,8 @@ from .helpers import make_case
 
 def test_the_budget_is_a_share_of_the_available_memory_or_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(memory.ENV, raising=False)
+    assert memory.budget_mb(34) == 0  # unset: none
+    monkeypatch.setenv(memory.ENV, memory.AUTO)
     available = memory._meminfo_mb("MemAvailable")
     if available is None:
         pytest.skip("no /proc/meminfo here: no budget is set")
