@@ -9,8 +9,8 @@ to disk. A 32nd of the night (44 cases) grew by about 1 GB and never came near.
 
 The budget of one worker is CONVDIFF_WORKER_MB: a number of MB, or `auto` (what the nightly sets): WORKER_SHARE
 of the memory available when the run starts (MemAvailable) over the run's workers, at least MIN_MB. Unset or 0,
-there is none: `make test` keeps its workers warm from one test to the next, and there `auto` retired grown
-workers often enough to take its pytest from 262.5 s to 349.1 s (2026-11-30, 2-core AMD EPYC Zen 4). After each case a worker reads its
+there is none: `make test` keeps its workers warm from one test to the next and runs few cases on each, and the
+nightly is the run whose workers grow that far. After each case a worker reads its
 proportional set size (Pss: its private pages and its share of those it shares with its zygote, so that the
 workers' figures add up to what they take); above the budget, and grown by half the budget since it was set up,
 it marks its answer `retire` and exits, and the
