@@ -118,11 +118,19 @@ def test_a_build_that_kills_its_worker_is_remembered_not_repeated(tmp_path, monk
     monkeypatch.setenv("CONVDIFF_CACHE", str(tmp_path))
     cases = [make_case(id=f"c{i}", op="conv2d", in_channels=2, out_channels=2, input_size=5, kernel_size=3, stride=s)
              for i, s in enumerate((1, 2))]
+    # c2 asks for gradients too: an adapter with no gradient path answers them `unsupported`, both when its
+    # forward kills the worker (cold) and when the crash is remembered (warm, the worker lives on)
+    cases.append(make_case(id="c2", op="conv2d", in_channels=2, out_channels=2, input_size=5, kernel_size=3,
+                           gradients=True))
     cold, warm = _two_runs(cases, "fault:build_abort", timeout=60.0)
-    assert [(r.case_id, r.status) for r in cold] == [(r.case_id, r.status) for r in warm] == [("c0", "crash"), ("c1", "crash")]
-    assert all("SIGABRT" in r.message and "remembered" not in r.message for r in cold), [r.message for r in cold]
-    assert all("SIGABRT" in r.message and "remembered" in r.message for r in warm), [r.message for r in warm]
-    assert len(list((tmp_path / "fault-build").glob("*.crashed"))) == 2
+    grads = [("c2", "unsupported")] * len(cases[2].gradient_outputs)
+    assert [(r.case_id, r.status) for r in cold] == [(r.case_id, r.status) for r in warm] == [
+        ("c0", "crash"), ("c1", "crash"), ("c2", "crash"), *grads]
+    forward = [r for r in cold + warm if r.status == "crash"]
+    assert all("SIGABRT" in r.message and "remembered" not in r.message for r in forward[:3]), [r.message for r in cold]
+    assert all("SIGABRT" in r.message and "remembered" in r.message for r in forward[3:]), [r.message for r in warm]
+    assert all("no gradient path" in r.message for r in cold + warm if r.status == "unsupported")
+    assert len(list((tmp_path / "fault-build").glob("*.crashed"))) == 3
     assert not list((tmp_path / "building").iterdir())  # each attempt settled by the controller
 
 

@@ -32,15 +32,21 @@ def has_gradient_path(backend: Any) -> bool:
     return type(backend).run_gradients is not Backend.run_gradients and backend.capabilities.gradients != "none"
 
 
+def without_gradient_path(backend: Any, names: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+    """The gradients of an adapter that never differentiates: unsupported whatever the forward did. A forward
+    refusal copied onto them would read as the framework refusing a backward pass it never had; and where the
+    forward killed its worker, the controller says the same (harness/judge/verdict.py), so that the verdict
+    does not depend on whether the crash happened now or is remembered from an earlier run's cache."""
+    why = f"{backend.name}: this adapter has no gradient path (capabilities: gradients none)"
+    return {k: {"status": "unsupported", "message": why, "duration_s": 0.0} for k in names}
+
+
 def execute_gradients(backend: Any, case: Case, inputs: Inputs, device: str,
                       forward: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """One sub-payload per requested gradient (see the module docstring)."""
     names = case.gradient_outputs
     if forward["status"] != "ok" and not has_gradient_path(backend):
-        # an adapter that never differentiates: its gradients are unsupported whatever the forward did (a
-        # forward refusal copied onto them would read as the framework refusing a backward pass it never had)
-        why = f"{backend.name}: this adapter has no gradient path (capabilities: gradients none)"
-        return {k: {"status": "unsupported", "message": why, "duration_s": 0.0} for k in names}
+        return without_gradient_path(backend, names)
     if forward["status"] != "ok":
         why = f"forward {forward['status']}: {forward.get('message', '')}"
         origin = {"origin": forward["origin"]} if "origin" in forward else {}  # an error stays whose it was

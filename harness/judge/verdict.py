@@ -8,6 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from backends.registry import get_backend
+from harness.execution.grad_exec import has_gradient_path, without_gradient_path
 from harness.execution.host import cpu_facts, merged
 from harness.execution.pool import Worker
 from harness.execution.records import Record
@@ -77,8 +79,9 @@ def judge_case(case: Case, backend: str, worker: Worker, payload: dict[str, Any]
         return relation_records(case, backend, worker, payload, inputs, oracle, known, None)
     forward = judge(case, backend, worker, payload, oracle, known, inputs)
     records = [forward]
+    grads = payload.get("grads") or (no_gradient_path(backend, case) if payload["status"] != "ok" else None)
     for name in case.gradient_outputs:
-        sub = (payload.get("grads") or {}).get(name) or (
+        sub = (grads or {}).get(name) or (
             {"status": "error", "origin": "convdiff", "duration_s": 0.0, "message": f"the worker returned no {name}"}
             if payload["status"] == "ok" else
             {"status": payload["status"], "inherited": True, "duration_s": 0.0, "origin": payload.get("origin"),
@@ -91,6 +94,19 @@ def judge_case(case: Case, backend: str, worker: Worker, payload: dict[str, Any]
             rec.known_issue_file = forward.known_issue_file
         records.append(rec)
     return records + relation_records(case, backend, worker, payload, inputs, oracle, known, forward)
+
+
+def no_gradient_path(backend: str, case: Case) -> dict[str, dict[str, Any]] | None:
+    """The gradients of a failed forward that came back without them (its worker died, or the case was
+    declined), where the adapter never differentiates: unsupported, as its worker says after a forward
+    it survives (harness/execution/grad_exec.py). None where it has a gradient path, or cannot be loaded here."""
+    if not case.gradient_outputs:
+        return None
+    try:
+        adapter = get_backend(backend)
+    except Exception:  # noqa: BLE001 - an adapter that will not load here: the gradients inherit the forward's status
+        return None
+    return None if has_gradient_path(adapter) else without_gradient_path(adapter, case.gradient_outputs)
 
 
 class Verdicts:
