@@ -21,12 +21,13 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from backends.base import HostFact, KernelVariant, Unsupported, first_line
 from backends.registry import get_backend
 from harness.execution.pool import Worker, run_message, stop_all
+from harness.execution.spill import Ref, Spill
 from harness.execution.worker import KERNELS_ENV, THREADS_ENV, unsupported
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
@@ -193,13 +194,24 @@ class Shadows:
 
 @dataclass
 class Deferred:
-    """A judged case whose process relations wait for the shadow workers."""
+    """A judged case whose process relations wait for the shadow workers. What they need lies in `spill`
+    until then (harness/execution/spill.py): `shared` the case's (prepared inputs and oracle, relation runs),
+    one copy for all its targets; `own` this target's answer."""
 
-    prepared: tuple
-    payload: dict[str, Any]
-    rel: CaseRelations
+    spill: Spill
+    shared: Ref
+    own: Ref
     names: tuple[str, ...]  # the deferred relations this case has on this target
     main: Worker | None = None  # the case's own worker (stopped by now): its version and live host facts
+
+    @staticmethod
+    def keep(spill: Spill, prepared: tuple, rel: CaseRelations) -> Ref:
+        """The case's part, spilled once for all its targets (without the main-process runs' messages: sent)."""
+        return spill.put((prepared, replace(rel, wires={})))
+
+    def load(self) -> tuple[tuple, dict[str, Any], CaseRelations]:
+        prepared, rel = self.spill.get(self.shared)
+        return prepared, self.spill.get(self.own), rel
 
 
 def run_deferred(deferred: dict[tuple[str, str, int | None], list[Deferred]], names: tuple[str, ...], timeout: float,
@@ -216,17 +228,22 @@ def run_deferred(deferred: dict[tuple[str, str, int | None], list[Deferred]], na
         try:
             for d in items:
                 mine = tuple(n for n in d.names if n in names)
-                subs = shadows.run(d.rel, timeout, mine)
-                payload = {**attach(d.payload, d.rel, subs, mine),
+                prepared, kept, rel = d.load()
+                subs = shadows.run(rel, timeout, mine)
+                payload = {**attach(kept, rel, subs, mine),
                            "only_relations": True, "threads_note": shadows.threads_note}
-                for rec in judge(d.prepared[0], d.main or shadows.workers["second"], payload, d.prepared):
+                for rec in judge(prepared[0], d.main or shadows.workers["second"], payload, prepared):
                     sink(rec)
         finally:
             shadows.stop()
 
-    with ThreadPoolExecutor(DEFERRED_AT_ONCE) as pool:
-        for done in [pool.submit(one, target, items) for target, items in deferred.items()]:
-            done.result()
+    try:
+        with ThreadPoolExecutor(DEFERRED_AT_ONCE) as pool:
+            for done in [pool.submit(one, target, items) for target, items in deferred.items()]:
+                done.result()
+    finally:
+        for spill in {id(d.spill): d.spill for items in deferred.values() for d in items}.values():
+            spill.close()
 
 
 def run_relations(worker: Worker, shadows: Callable[[], Shadows] | None, case: Case, inputs: Inputs,

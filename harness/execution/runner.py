@@ -31,6 +31,7 @@ from harness.execution.relation_exec import (
     run_deferred,
     submit_variants,
 )
+from harness.execution.spill import Spill
 from harness.execution.warm_pool import POOL, release
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs, make_inputs
@@ -106,6 +107,7 @@ class Lane:
         self.relations = relations  # the metamorphic relations to judge (harness/execution/relation_exec.py)
         # cases whose process relations wait for the shadow workers, per (backend, device, thread count)
         self.deferred: dict[tuple[str, str, int | None], list[Deferred]] = {}
+        self.spill = Spill()  # where they wait (harness/execution/spill.py)
 
     def start(self, info: RunInfo, lanes: int = 1) -> None:
         """Start the workers (`lanes`: how many lanes of this size the run starts, for their memory budget)."""
@@ -172,6 +174,7 @@ class Lane:
     def finish(self, prepared: Prepared, workers: list[Worker], timeout: Timeout, judge: Judge,
                sink: Callable[[Record], None], rel: Any = None) -> None:
         later = self.relations.deferred if self.relations is not None else ()
+        shared = None  # the case's part of what the deferred relations need, spilled once for all its targets
         for w in workers:
             declined = w.declines(prepared[0])
             limit = timeout(w.backend) if callable(timeout) else timeout
@@ -183,8 +186,9 @@ class Lane:
                 if mine and payload["status"] == "ok":  # the process relations: after the lane (run_deferred)
                     payload["relation_names"] = tuple(n for n in names if n not in later)
                     key = (w.backend, w.device, w.threads)
-                    self.deferred.setdefault(key, []).append(
-                        Deferred(prepared, keep_for_later(payload, rel, mine), rel, mine, w))
+                    shared = shared or Deferred.keep(self.spill, prepared, rel)
+                    own = self.spill.put(keep_for_later(payload, rel, mine))
+                    self.deferred.setdefault(key, []).append(Deferred(self.spill, shared, own, mine, w))
             for rec in judge(prepared[0], w, payload, prepared):
                 sink(rec)
 
