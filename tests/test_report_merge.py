@@ -49,7 +49,8 @@ def test_real_shards_merge_to_the_unsharded_run(tmp_path: Path) -> None:
         assert main([*args, "--out", str(tmp_path / "all")]) == 1  # fault:nan mismatches are unexpected
         for i in (1, 2, 3):
             main([*args, "--shard", f"{i}/3", "--out", str(tmp_path / f"s{i}")])
-        rc = main(["report", *(str(tmp_path / f"s{i}" / "results.jsonl") for i in (1, 2, 3)),
+        # a shard's --out directory stands for its results.jsonl
+        rc = main(["report", str(tmp_path / "s1" / "results.jsonl"), str(tmp_path / "s2"), str(tmp_path / "s3"),
                    "--out", str(tmp_path / "merged")])
     finally:
         os.chdir(cwd)
@@ -109,3 +110,9 @@ def test_baseline_compares_like_hosts_only() -> None:
                         for r in recs if r.backend == "torch" and r.unexpected}
     assert changed["new_unexpected"] == len(unexpected_torch) > 0
     assert all(m["state"] == "host changed" for m in changed["findings"] if m["key"][0] == "torch")
+
+
+def test_a_directory_without_results_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "empty").mkdir()
+    assert main(["report", str(tmp_path / "empty"), "--out", str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err == f"convdiff: error: no results.jsonl in: {tmp_path / 'empty'}\n"

@@ -245,7 +245,12 @@ def cmd_report(args: argparse.Namespace, argv: list[str]) -> int:
     missing = [p for p in [*args.results, *([args.baseline] if args.baseline else [])] if not Path(p).exists()]
     if missing:
         raise UsageError(f"no such file: {', '.join(missing)}")
-    return build_report([Path(p) for p in args.results], Path(args.out), argv,
+    # a run's --out directory stands for its results.jsonl
+    results = [Path(p) / "results.jsonl" if Path(p).is_dir() else Path(p) for p in args.results]
+    empty = [str(p.parent) for p in results if not p.is_file()]
+    if empty:
+        raise UsageError(f"no results.jsonl in: {', '.join(empty)}")
+    return build_report(results, Path(args.out), argv,
                         Path(args.baseline) if args.baseline else None)
 
 
@@ -348,7 +353,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="measure it: one tiny case per capability cell (cached per framework version)")
     be.add_argument("--json", help="with --probe: also write the measured table to this JSON file")
     rep = sub.add_parser("report", help="merge results.jsonl shards and rebuild summary.json, report.html, junit.xml")
-    rep.add_argument("results", nargs="+", help="results.jsonl files (shards)")
+    rep.add_argument("results", nargs="+", help="results.jsonl files (shards), or the runs' --out directories")
     rep.add_argument("--out", default="reports/out", help="output directory (default: reports/out)")
     rep.add_argument("--baseline", help="an earlier summary.json (or its directory): mark findings new / still present / gone")
     rp = sub.add_parser("repro", help="print a standalone script (NumPy + the framework) reproducing one result")
