@@ -139,3 +139,30 @@ def test_check_says_not_shown_where_no_fresh_case_inside_failed(tmp_path: Path) 
     assert check["verdict"] == "not shown" and status == 0, check
     assert check["fails_inside"] == 0 and check["passes_inside"] == check["inside"] >= 1
     assert check["passes_inside_unlisted"] == 0
+
+
+GLOB_AND_HOST = """\
+issues:
+  - id: on-torch-and-every-mutant
+    backend: [torch, "mutant:*"]
+    host: {torch_mkldnn_bf16: true}
+    cases: {op: conv1d}
+    status: mismatch
+    reason: an entry naming its test-only targets by a pattern, with a host selector on a live fact
+    link: none
+"""
+
+
+def test_check_targets_skip_patterns_and_a_target_that_did_not_start_is_not_run(tmp_path: Path) -> None:
+    """`mutant:*` is a pattern over the mutants, not a backend to start; and an entry whose targets all failed to
+    start (a loaded host: the setup timed out) has no live host facts, so it is "not run" (the command exits 1),
+    never "not applicable"."""
+    from harness.commands.scope.check import EntryCheck, judge_entry, targets_of
+
+    (tmp_path / "ours.yaml").write_text(GLOB_AND_HOST, encoding="utf-8")
+    entry = load_known_issues(tmp_path / "ours.yaml").entries[0]
+    assert targets_of(entry, ["torch", "tensorflow"]) == ["torch"]
+    check = EntryCheck(entry.id, ["torch"])
+    judge_entry(entry, check, [], {}, {}, set(), {"torch-cpu": "worker did not start (worker stopped answering)"})
+    assert check.verdict == "not run" and "worker stopped answering" in check.not_run and not check.applies
+    assert check.as_dict()["not_run"] == check.not_run

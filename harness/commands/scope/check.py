@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from backends.base import first_line
 from backends.registry import TEST_PREFIXES, installed_backends, parse_backends
 from harness.commands.fuzz.gen import Config
 from harness.commands.scope.runs import Runs, ScopeUsage, key
@@ -60,6 +61,7 @@ class EntryCheck:
     id: str
     targets: list[str] = field(default_factory=list)
     applies: str = ""  # "" when it applies here, else why not
+    not_run: str = ""  # none of its targets started here (why): neither applicable nor checked
     inside: list[Record] = field(default_factory=list)
     outside: list[Record] = field(default_factory=list)
     broad: list[Record] = field(default_factory=list)  # passes inside
@@ -72,6 +74,8 @@ class EntryCheck:
 
     @property
     def verdict(self) -> str:
+        if self.not_run:
+            return "not run"
         if self.applies:
             return "not applicable"
         if not self.inside:
@@ -92,6 +96,7 @@ class EntryCheck:
 
     def as_dict(self) -> dict[str, Any]:
         return {"id": self.id, "verdict": self.verdict, "targets": self.targets, "applies": self.applies or "yes",
+                "not_run": self.not_run,
                 "inside": len(self.inside), "fails_inside": self.fails_inside, "passes_inside": self.passes_inside,
                 "passes_inside_unlisted": len(self.broad),
                 "wrong_status_inside": len(self.wrong_status), "outside": len(self.outside),
@@ -109,7 +114,8 @@ def targets_of(entry: KnownIssue, installed: Sequence[str]) -> list[str]:
     (mutant:, fault:) it names outright."""
     if entry.device and "cpu" not in entry.device:
         return []
-    named = [p for p in entry.backend if p.partition(":")[0] in TEST_PREFIXES and p not in installed]
+    named = [p for p in entry.backend if p.partition(":")[0] in TEST_PREFIXES and p not in installed
+             and not any(ch in p for ch in "*?[")]  # `mutant:*` is a pattern (the mutants run torch), not a target
     return [b for b in [*installed, *named] if any(fnmatch.fnmatchcase(b, p) for p in entry.backend)]
 
 
@@ -182,13 +188,20 @@ def _shape(rec: Record) -> tuple:
 
 
 def judge_entry(entry: KnownIssue, check: EntryCheck, records: Sequence[Record], cases: dict[str, Case],
-                host: dict[str, dict[str, Any]], near: set[str]) -> None:
+                host: dict[str, dict[str, Any]], near: set[str], failed: dict[str, str] | None = None) -> None:
     """Fill `check` from every result on the entry's targets (the module doc): its own cases', and those drawn
     for the other entries of the same targets, each inside or outside its selector as it matches them. Only
     the cases drawn just outside it (`near`: `file::id`) can show it too narrow: a failure far from it is
-    another entry's, or a new one."""
+    another entry's, or a new one. A target that did not start (`failed`: target -> why) has no live host
+    facts: where none of the entry's started, it is "not run", never "not applicable"."""
     output = _output(entry)
-    applicable = [t for t in check.targets if entry.host_matches(merged(cpu_facts(), host.get(f"{t}-cpu")))]
+    started = [t for t in check.targets if f"{t}-cpu" in host]
+    if not started:
+        why = "; ".join(f"{t}: {first_line((failed or {}).get(f'{t}-cpu', 'did not start'))[:120]}"
+                        for t in check.targets)
+        check.not_run = f"no target of it started here ({why})"
+        return
+    applicable = [t for t in started if entry.host_matches(merged(cpu_facts(), host.get(f"{t}-cpu")))]
     if not applicable:
         check.applies = check.applies or "its host selector does not match this host's facts"
         return
@@ -271,7 +284,8 @@ def check_entries(entries: Sequence[KnownIssue], known: KnownIssues, per_entry: 
     finally:
         runs.stop()
     for c, e, ids, items in plans:
-        judge_entry(e, c, runs.records, runs.cases, runs.info.host_facts, {key(_case(x)) for x in items} - ids)
+        judge_entry(e, c, runs.records, runs.cases, runs.info.host_facts, {key(_case(x)) for x in items} - ids,
+                    {**runs.info.broken, **runs.info.skipped})
     write_check(out, checks)
     try:
         runs.write_outputs(argv)
@@ -314,7 +328,9 @@ def run_checks(args: argparse.Namespace, argv: list[str]) -> int:
     counts: dict[str, int] = {}
     for c in checks:
         counts[c.verdict] = counts.get(c.verdict, 0) + 1
-        if c.verdict not in ("holds", "not applicable", "not shown"):
+        if c.not_run:
+            print(f"{c.id}: not run: {c.not_run}")
+        elif c.verdict not in ("holds", "not applicable", "not shown"):
             fix = f"; corrected: when: {c.corrected.rule.text}" if c.corrected and c.corrected.rule.terms else ""
             print(f"{c.id}: {c.verdict} (inside {c.fails_inside} fail, {len(c.broad)} pass, {len(c.wrong_status)} "
                   f"other; outside {len(c.narrow)} same failure, {c.passes_outside} pass){fix}")
@@ -333,7 +349,7 @@ def write_check(out: Path, checks: Sequence[EntryCheck], seconds: float | None =
     for c in checks:
         d = c.as_dict()
         fix = f"`{d['corrected_when']}`" if d["corrected_when"] else ""
-        lines.append(f"| {c.id} | {c.verdict}{' (' + c.applies + ')' if c.applies else ''} | {', '.join(c.targets)} | "
+        lines.append(f"| {c.id} | {c.verdict}{' (' + (c.not_run or c.applies) + ')' if c.not_run or c.applies else ''} | {', '.join(c.targets)} | "
                      f"{d['fails_inside']} / {d['passes_inside']} / {d['wrong_status_inside']} | "
                      f"{d['same_failure_outside']} / {d['passes_outside']} | {fix} |")
     (out / "check.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
