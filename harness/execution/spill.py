@@ -6,7 +6,8 @@ relation runs and the target's answer. In memory that grows with the cases: on 2
 nightly (44 cases, 35 targets, gradients) grew the controller by 652 MB, and a quarter ran a 24 GiB host out
 of memory. Here each is pickled to an unnamed temporary file as it is judged and read back when its turn comes.
 
-A value that cannot be pickled stays in memory (`Ref.value`): the run goes on, it only costs memory.
+A value that cannot be pickled stays in memory (`Ref.value`): the run goes on, it only costs memory. The file
+lies in the temporary directory (`TMPDIR`); where that is a tmpfs, it is memory again.
 """
 
 from __future__ import annotations
