@@ -17,6 +17,17 @@ it marks its answer `retire` and exits, and the
 pool forks a fresh one for the cases queued behind it, as after a refusal that leaves stale state (pool.py).
 The answer itself is kept. What a fresh worker loses is what it held in memory: builds are on disk (TVM's
 cache, ExecuTorch's and IREE's batches), so it loads them instead of building again.
+
+`auto` counts more than the workers: the controller's own peak (CONTROLLER_MB, set by the largest drift case's
+float64 oracle) comes off the available memory first, and each zygote the run forks from counts as one more
+worker, since a zygote holds a framework's import as a started worker does.
+
+A budget per worker cannot see the rest of the machine: the quarter above ran out of memory with `auto` set
+too (at 79.5 minutes, on a 2-core Intel Xeon with 24 GiB, 2026-11-30), its workers, zygotes and the controller
+holding about 20 GB together. So where a budget is set, the controller also watches the whole machine: after
+each case it reads MemAvailable, and below the floor (FLOOR_SHARE of MemTotal, or CONVDIFF_MEMORY_FLOOR_MB) it
+retires the largest of its workers at once (short_of_memory, largest; runner.Lane.relieve). The cases that
+worker had queued go to a fresh one, as after a crash, but without a spare process and without a crash record.
 """
 
 from __future__ import annotations
@@ -27,6 +38,11 @@ ENV = "CONVDIFF_WORKER_MB"
 AUTO = "auto"  # the share below; unset or 0: no budget
 WORKER_SHARE = 0.8  # of MemAvailable at the start, over the run's workers
 MIN_MB = 384  # a budget below this would retire most workers after every case (a started one takes 150-400 MB)
+# The controller's peak in MB, kept out of `auto`: 2,374 and 2,272 MB on conv3d + conv_transpose3d + drift with
+# gradients and every relation (2-core Intel Xeon, 2026-11-30); 2.2 GB when the quarter above was killed.
+CONTROLLER_MB = 2560
+FLOOR_ENV = "CONVDIFF_MEMORY_FLOOR_MB"
+FLOOR_SHARE = 0.15  # of MemTotal: below this much available, the largest worker retires (where a budget is set)
 
 _budget_mb = 0  # set by the controller for the workers it starts (set_budget); 0: none
 
@@ -42,8 +58,9 @@ def _meminfo_mb(field: str) -> float | None:
     return None
 
 
-def budget_mb(workers: int) -> int:
-    """One worker's budget in MB for a run of `workers` workers (the module doc); 0 where there is none."""
+def budget_mb(workers: int, zygotes: int = 0) -> int:
+    """One worker's budget in MB for a run of `workers` workers forked from `zygotes` zygotes (the module doc);
+    0 where there is none."""
     value = os.environ.get(ENV, "").strip()
     if value != AUTO:
         try:
@@ -53,14 +70,41 @@ def budget_mb(workers: int) -> int:
     available = _meminfo_mb("MemAvailable")
     if available is None or workers < 1:
         return 0
-    return max(int(WORKER_SHARE * available / workers), MIN_MB)
+    return max(int(WORKER_SHARE * (available - CONTROLLER_MB) / (workers + max(zygotes, 0))), MIN_MB)
 
 
-def set_budget(workers: int) -> int:
-    """The controller: the budget of the workers it starts from now on, for a run of `workers` workers."""
+def set_budget(workers: int, zygotes: int = 0) -> int:
+    """The controller: the budget of the workers it starts from now on, for a run of `workers` workers forked
+    from `zygotes` zygotes."""
     global _budget_mb
-    _budget_mb = budget_mb(workers)
+    _budget_mb = budget_mb(workers, zygotes)
     return _budget_mb
+
+
+def floor_mb() -> float:
+    """How much memory must stay available before the controller retires a worker (the module doc): 0 where no
+    budget is set (the floor comes with it), else CONVDIFF_MEMORY_FLOOR_MB or FLOOR_SHARE of MemTotal."""
+    if not _budget_mb:
+        return 0.0
+    try:
+        return max(float(os.environ[FLOOR_ENV]), 0.0)
+    except (KeyError, ValueError):
+        total = _meminfo_mb("MemTotal")
+        return FLOOR_SHARE * total if total is not None else 0.0
+
+
+def short_of_memory() -> bool:
+    """In the controller: whether the machine's available memory is below the floor."""
+    floor = floor_mb()
+    available = _meminfo_mb("MemAvailable") if floor > 0 else None
+    return available is not None and available < floor
+
+
+def largest(pids: dict[int, object]) -> object | None:
+    """Of {pid: owner}, the owner whose process has the largest Pss (None where /proc says nothing)."""
+    sizes = {pid: pss_mb(pid) for pid in pids}
+    known = {pid: mb for pid, mb in sizes.items() if mb is not None}
+    return pids[max(known, key=lambda pid: known[pid])] if known else None
 
 
 def worker_env() -> dict[str, str]:
@@ -70,8 +114,13 @@ def worker_env() -> dict[str, str]:
 
 def own_pss_mb() -> float | None:
     """This process's proportional set size in MB (None where /proc does not say)."""
+    return pss_mb("self")
+
+
+def pss_mb(pid: int | str) -> float | None:
+    """A process's proportional set size in MB (None where /proc does not say, or it is gone)."""
     try:
-        with open("/proc/self/smaps_rollup") as f:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
             for line in f:
                 if line.startswith("Pss:"):
                     return int(line.split()[1]) / 1024

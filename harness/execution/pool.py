@@ -88,6 +88,7 @@ class Worker:
         self.spare: Spawned | None = None  # a second process, started after the first crash (see restart)
         self.restarts = 0
         self.memory_retires = 0  # answers after which it retired for its memory budget (harness/execution/memory.py)
+        self.relieving = False  # retired by the controller for the machine's memory: restart without a spare
         self.retried_head = False  # the oldest case in flight timed out once and was sent to a fresh worker
         self.retries_saved = 0  # timeouts whose retry on a fresh worker answered (not recorded as timeouts)
         self.batch_size = 0  # Backend.batch_size, from the hello: > 0 where prepare() builds ahead
@@ -244,6 +245,17 @@ class Worker:
         self.proc = self.conn = self.send_conn = None
         self.greeted = False
 
+    def retire(self) -> None:
+        """End the process now to give its memory back (the controller is short of memory: memory.py); the cases
+        it had queued go to a fresh one at the next collect()."""
+        if self.proc is None or self.preparing is not None:
+            return
+        self.kill()
+        self._stop_spare()
+        self.memory_retires += 1
+        self.relieving = True
+        self.head_since = time.monotonic()
+
     def stop(self) -> None:
         """Ask the worker to exit, and kill it if it lingers (framework teardown can take seconds)."""
         stop_all([self])
@@ -346,9 +358,12 @@ class Worker:
         if not self.ready():
             self._stop_spare()
             return self.reason
-        self.restarts += 1
-        if self.spare is None:
-            self.spare = self._spawn()
+        if self.relieving:  # no crash: neither counted nor given a spare, which would take the memory back
+            self.relieving = False
+        else:
+            self.restarts += 1
+            if self.spare is None:
+                self.spare = self._spawn()
         for case, inputs in self.inflight:
             self._send(("run", case, inputs))
         self.head_since = time.monotonic()

@@ -17,9 +17,10 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from harness.execution.ahead import oracle_for
-from harness.execution.memory import set_budget
+from harness.execution.memory import largest, set_budget, short_of_memory
 from harness.execution.pool import Worker, prestart, run_message
 from harness.execution.prefetch import MAX_AHEAD, Prefetch
+from harness.execution.preloads import run_templates
 from harness.execution.records import Record
 from harness.execution.relation_exec import (
     Deferred,
@@ -111,7 +112,8 @@ class Lane:
 
     def start(self, info: RunInfo, lanes: int = 1) -> None:
         """Start the workers (`lanes`: how many lanes of this size the run starts, for their memory budget)."""
-        set_budget(len(self.workers) * lanes)  # each worker's share of the machine's memory (memory.py)
+        backends = [w.backend for w in self.workers]
+        set_budget(len(self.workers) * lanes, len(run_templates(backends)))  # each worker's share (memory.py)
         prestart([w.backend for w in self.workers if w.proc is None and not w.fresh_only])  # imports side by side
         for w in self.workers:
             if w.proc is None:
@@ -191,6 +193,17 @@ class Lane:
                     self.deferred.setdefault(key, []).append(Deferred(self.spill, shared, own, mine, w))
             for rec in judge(prepared[0], w, payload, prepared):
                 sink(rec)
+        self.relieve()
+
+    def relieve(self) -> None:
+        """Where a memory budget is set and the machine is short of memory, retire the largest of this lane's
+        workers (harness/execution/memory.py): what it had queued runs again on a fresh one."""
+        if not short_of_memory():
+            return
+        live = {w.proc.pid: w for w in self.workers if w.proc is not None and w.preparing is None}
+        biggest = largest(live)
+        if isinstance(biggest, Worker):
+            biggest.retire()
 
     def relation_names(self, rel: Any, w: Worker) -> tuple[str, ...]:
         """The relations of a case on this worker's backend (the plan may sample its cases per backend)."""
