@@ -28,11 +28,21 @@ holding about 20 GB together. So where a budget is set, the controller also watc
 each case it reads MemAvailable, and below the floor (FLOOR_SHARE of MemTotal, or CONVDIFF_MEMORY_FLOOR_MB) it
 retires the largest of its workers at once (short_of_memory, largest; runner.Lane.relieve). The cases that
 worker had queued go to a fresh one, as after a crash, but without a spare process and without a crash record.
+
+Neither sees the build phase: the targets that compile in batches build all the run's cases before their first
+answer, all at once, while the others run every case ahead. On 2026-11-30 (same host) models/deeplabv3_resnet50.yaml
+alone with gradients and every relation on all 35 targets held 21.4 GB after 20 minutes, before any case was
+judged (five TVM workers at 1.0-1.3 GB resident each, building). So where a budget is set, a run whose targets
+would not fit runs them in waves (target_waves): a wave's workers run every case, then stop, and the next wave
+starts. A wave holds at most what WAVE_WORKER_MB per target allows of the same memory as `auto`
+(CONVDIFF_TARGETS_AT_ONCE overrides it), and a framework's targets go into one wave where they fit, so that
+they share its zygote.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 ENV = "CONVDIFF_WORKER_MB"
 AUTO = "auto"  # the share below; unset or 0: no budget
@@ -42,6 +52,10 @@ MIN_MB = 384  # a budget below this would retire most workers after every case (
 # gradients and every relation (2-core Intel Xeon, 2026-11-30); 2.2 GB when the quarter above was killed.
 CONTROLLER_MB = 2560
 FLOOR_ENV = "CONVDIFF_MEMORY_FLOOR_MB"
+WAVE_ENV = "CONVDIFF_TARGETS_AT_ONCE"
+# A started target's peak with its share of its zygote, in MB: 21.4 GB for 35 targets building the deeplabv3
+# layers above (about 610 each), 17.7 GB for 35 when the quarter was killed (about 510); with headroom.
+WAVE_WORKER_MB = 700
 FLOOR_SHARE = 0.15  # of MemTotal: below this much available, the largest worker retires (where a budget is set)
 
 _budget_mb = 0  # set by the controller for the workers it starts (set_budget); 0: none
@@ -79,6 +93,42 @@ def set_budget(workers: int, zygotes: int = 0) -> int:
     global _budget_mb
     _budget_mb = budget_mb(workers, zygotes)
     return _budget_mb
+
+
+def targets_at_once(targets: int) -> int:
+    """How many targets one wave of a run starts (target_waves): all of them where no budget is set."""
+    value = os.environ.get(WAVE_ENV, "").strip()
+    if value.isdigit() and int(value) > 0:
+        return int(value)
+    if os.environ.get(ENV, "").strip() in ("", "0") or not budget_mb(max(targets, 1)):
+        return max(targets, 1)
+    available = _meminfo_mb("MemAvailable")
+    if available is None:
+        return max(targets, 1)
+    return max(int(WORKER_SHARE * (available - CONTROLLER_MB) / WAVE_WORKER_MB), 1)
+
+
+def target_waves(targets: list[tuple[str, str]], family: Callable[[str], object]) -> list[list[tuple[str, str]]]:
+    """The targets in waves of at most targets_at_once(), as few and as even as that allows; a `family` (what a
+    backend's zygote imports) goes whole into the emptiest wave where it fits, else is split. One wave, in the
+    given order, where all fit."""
+    at_once = targets_at_once(len(targets))
+    if at_once >= len(targets):
+        return [list(targets)]
+    count = -(-len(targets) // at_once)
+    size = -(-len(targets) // count)  # even waves: 35 at 21 a wave -> 18 and 17, not 21 and 14
+    families: dict[str, list[tuple[str, str]]] = {}
+    for t in targets:
+        families.setdefault(str(family(t[0])), []).append(t)
+    waves: list[list[tuple[str, str]]] = [[] for _ in range(count)]
+    for members in sorted(families.values(), key=len, reverse=True):
+        fits = [w for w in waves if len(w) + len(members) <= size]
+        if fits:
+            min(fits, key=len).extend(members)
+            continue
+        for t in members:  # larger than any room left: its targets fill the emptiest waves one by one
+            min(waves, key=len).append(t)
+    return [w for w in waves if w]
 
 
 def floor_mb() -> float:

@@ -17,10 +17,10 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from harness.execution.ahead import oracle_for
-from harness.execution.memory import largest, set_budget, short_of_memory
+from harness.execution.memory import largest, set_budget, short_of_memory, target_waves
 from harness.execution.pool import Worker, prestart, run_message
 from harness.execution.prefetch import MAX_AHEAD, Prefetch
-from harness.execution.preloads import run_templates
+from harness.execution.preloads import preload, run_templates
 from harness.execution.records import Record
 from harness.execution.relation_exec import (
     Deferred,
@@ -235,24 +235,43 @@ def run_cases(cases: Sequence[Case], targets: Sequence[tuple[str, str]], sink: C
               relations: RelationPlan | None = None) -> RunInfo:
     """Run every case on every target (or where `select(backend, case)` says so); `judge` turns each
     answer into records, which go to `sink` as soon as they exist. `relations`: the metamorphic relations
-    to judge too, and on which cases (their process relations run once the lanes are done)."""
+    to judge too, and on which cases (their process relations run once the lanes are done). Where a memory
+    budget is set and the targets would not fit in memory together, they run in waves (memory.target_waves):
+    each wave's workers run every case and stop before the next wave starts."""
     info = RunInfo()
-    lanes = [Lane(targets, relations) for _ in range(max(1, min(jobs, len(cases) or 1)))]
     lock = threading.Lock()
 
     def locked_sink(rec: Record) -> None:
         with lock:
             sink(rec)
 
+    deferred: dict[tuple[str, str, int | None], list[Deferred]] = {}
+    blas = threadpool_limits(ONE_BLAS_THREAD, user_api="blas")
+    try:
+        for wave in target_waves(list(targets), preload):
+            for key, items in _run_wave(cases, wave, info, locked_sink, judge, timeout, jobs, select,
+                                        relations).items():
+                deferred.setdefault(key, []).extend(items)
+        if deferred and relations is not None:
+            run_deferred(deferred, relations.deferred, timeout, judge, locked_sink)
+    finally:
+        blas.restore_original_limits()
+    return info
+
+
+def _run_wave(cases: Sequence[Case], targets: Sequence[tuple[str, str]], info: RunInfo,
+              sink: Callable[[Record], None], judge: Judge, timeout: float, jobs: int, select: Select | None,
+              relations: RelationPlan | None) -> dict[tuple[str, str, int | None], list[Deferred]]:
+    """Every case on these targets, in `jobs` lanes; returns the cases whose process relations wait."""
+    lanes = [Lane(targets, relations) for _ in range(max(1, min(jobs, len(cases) or 1)))]
     # inputs and oracles start now, while the workers import their frameworks
     # (a known list: as far ahead as the memory budget allows, so the workers' import time is used)
     shares = [cases[i::len(lanes)] for i in range(len(lanes))]
     prepared = [prefetch(share, max_ahead=len(cases)) for share in shares]
 
     def work(i: int) -> None:
-        lanes[i].run(prepared[i], timeout, judge, locked_sink, select, plan=shares[i])
+        lanes[i].run(prepared[i], timeout, judge, sink, select, plan=shares[i])
 
-    blas = threadpool_limits(ONE_BLAS_THREAD, user_api="blas")
     try:
         for lane in lanes:
             lane.start(info, len(lanes))
@@ -271,12 +290,9 @@ def run_cases(cases: Sequence[Case], targets: Sequence[tuple[str, str]], sink: C
         for lane in lanes:
             for key, items in lane.deferred.items():
                 deferred.setdefault(key, []).extend(items)
-        if deferred and relations is not None:
-            run_deferred(deferred, relations.deferred, timeout, judge, locked_sink)
+        return deferred
     finally:
         for p in prepared:
             p.cancel()
         for lane in lanes:
             lane.stop()
-        blas.restore_original_limits()
-    return info
