@@ -28,7 +28,7 @@ A zygote is keyed by what it imported, the whole environment and the caller's CP
 such as TF_ENABLE_ONEDNN_OPTS, and the CPUs a process may use (XLA sizes its pool from them), are read
 at import, so a worker is only forked from a zygote started under its own. The exceptions are convdiff's
 own settings that only the worker reads, after the fork has given it the caller's environment
-(RUNTIME_ONLY: the artifact cache, its write policy, batching, TF32, profiling, a worker's memory budget): a test or a fuzz
+(RUNTIME_ONLY: the artifact cache, its write policy, batching, TF32, profiling, the memory settings): a test or a fuzz
 campaign that changes one reuses the zygote instead of importing the framework again.
 CONVDIFF_ZYGOTE=0 turns forking off (every worker a fresh interpreter, as before); a
 zygote that fails to start, or whose child dies before greeting, makes its backends start fresh.
@@ -283,9 +283,11 @@ _STARTER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="zygote-starter"
 
 
 # convdiff's variables that nothing reads at import: the worker reads them at run time (backends/artifacts.py,
-# backends/tvm/cache.py, backends/torch/inductor.py, the TF32 switches, worker.py's profiler)
+# backends/tvm/cache.py, backends/torch/inductor.py, the TF32 switches, worker.py's profiler), or only the
+# controller does (memory.py's floor and waves)
 RUNTIME_ONLY = frozenset({"CONVDIFF_CACHE", "CONVDIFF_CACHE_WRITE", "CONVDIFF_BATCH", "CONVDIFF_TF32",
-                          "CONVDIFF_PROFILE", "CONVDIFF_WORKER_MB"})
+                          "CONVDIFF_PROFILE", "CONVDIFF_WORKER_MB", "CONVDIFF_MEMORY_FLOOR_MB",
+                          "CONVDIFF_TARGETS_AT_ONCE"})
 
 
 def _environment(ignore: frozenset[str]) -> tuple[tuple[str, str], ...]:
