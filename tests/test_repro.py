@@ -85,6 +85,18 @@ def test_no_template_is_a_clear_error(records: list[Record]) -> None:
         script_for(rec)
 
 
+def test_params_that_make_no_case_leave_that_result_without_a_script(records: list[Record]) -> None:
+    """A record whose params no longer build a case (here an output length of -1, input 5, kernel 3, dilation 3,
+    labelled valid) has no script: a clear ReproUnavailable, which the report takes as "no script" for it alone."""
+    import dataclasses
+
+    rec = next(r for r in records if r.backend == "torch")
+    params = {**rec.params, "input_size": [5, 5], "kernel_size": [2, 3], "dilation": [3, 3], "stride": [1, 1],
+              "padding": [[0, 0], [0, 0]], "expect": "valid"}
+    with pytest.raises(ReproUnavailable, match="output size: would be -1"):
+        script_for(dataclasses.replace(rec, params=params))
+
+
 def test_cli_repro_runs_the_case_when_no_results_given(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     cases = tmp_path / "tiny.yaml"
     cases.write_text("cases:\n  - {id: tiny, op: conv1d, in_channels: 2, out_channels: 2, input_size: 8, kernel_size: 3}\n")

@@ -41,9 +41,14 @@ def template_for(rec: Record) -> BackendTemplate:
 
 
 def case_of(rec: Record) -> Case:
-    """The canonical case back from a record's params (tags dropped: free text, irrelevant to the numbers)."""
+    """The canonical case back from a record's params (tags dropped: free text, irrelevant to the numbers).
+    Params that no longer make a case (a generator that labelled an invalid geometry valid, a record from an older
+    schema) leave that result without a script, not the report without its other results."""
     fields = {k: v for k, v in rec.params.items() if k != "tags"}
-    return make_case(file=rec.file, id="repro", **fields)
+    try:
+        return make_case(file=rec.file, id="repro", **fields)
+    except (ValueError, TypeError) as exc:
+        raise ReproUnavailable(f"the result's parameters do not make a case: {exc}") from exc
 
 
 def script_for(rec: Record) -> str:
