@@ -8,6 +8,10 @@ What happens: With oneDNN on (the default on AVX-512 CPUs), `tf.nn.conv2d` of a 
 Expected: the float64 result (https://www.tensorflow.org/api_docs/python/tf/nn/conv2d).
 
 Mechanism: ONEDNN_VERBOSE names brg_conv_fwd:avx512_core (mb2_ic1oc2_ih4oh2kh3sh1_iw3ow1kw2sw3) in the bundled oneDNN v3.7.3; oneDNN's C API alone is wrong the same way in v3.6.2 and v3.13.2: `src/cpu/x64/jit_brgemm_conv_utils.cpp` keeps os blocking for ow == 1 on the failing path.
+
+Symptoms:
+NHWC float32 and bfloat16 Conv2D/Conv3D (tf.nn, tf.function, Keras) with a last output of 1 after a stride > 1, batch >= 2; a one-channel NCHW input is reordered into the same kernel.
+On AMX CPUs, bfloat16 NHWC convs with more than one channel per group meet AMX's own brgemm kernel (brg_conv_fwd:avx10_1_512_amx) on the same shapes: NaN or wrong values.
 """
 import os
 import sys

@@ -8,6 +8,10 @@ What happens: On AVX-512 CPUs (AMD EPYC Zen 4), `F.conv2d` of a 2x1x4x1 channels
 Expected: the float64 result (https://pytorch.org/docs/stable/generated/torch.nn.functional.conv2d.html).
 
 Mechanism: ONEDNN_VERBOSE: brg_conv_fwd:avx512_core (oneDNN v3.12.0; mb2_ic1oc2_ih4oh3kh4sh1_iw1ow1kw2sw4), also for two channels. oneDNN's C API alone is wrong the same way (v3.6.2, v3.13.2): `src/cpu/x64/jit_brgemm_conv_utils.cpp` keeps os blocking for ow == 1 with stride_h == 1.
+
+Symptoms:
+eager torch: one input channel, channels_last, float32 and bfloat16 conv2d/conv3d.
+torch.compile (inductor with freezing): the same shapes with a channels_first input, which inductor hands the kernel as NHWC.
 """
 import sys
 
