@@ -186,6 +186,28 @@ def test_a_neighbour_changes_one_thing_and_stays_valid(configs: list[Config]) ->
         assert 1 <= len(changed) <= 2, changed  # one field (a padding form may take output_padding with it)
 
 
+def test_a_neighbour_of_the_other_kind_says_what_it_is(tmp_path: Path) -> None:
+    """`scope --check` asks for invalid neighbours of valid failures, and valid ones of invalid cases: each must
+    carry the `expect` of what it is, or the written file holds a case the loader refuses (an output length of -1
+    run as a valid case, which every target that rejects it turns into an unexplained result)."""
+    from harness.commands.fuzz.steer import near
+
+    valid = {"op": "conv2d", "batch": 1, "in_channels": 4, "out_channels": 1, "groups": 1, "input_size": [5, 5],
+             "kernel_size": [2, 3], "stride": [1, 1], "dilation": [2, 3], "padding": [[0, 0], [0, 0]], "bias": True,
+             "layout": "channels_first", "dtype": "float32", "data": "normal"}
+    invalid = {**valid, "dilation": [3, 3], "expect": "invalid"}  # 5 - (3 * 2 + 1) + 1 = -1 on the last axis
+    drawn = [near(valid, "invalid", f"scope_0_i{i}") for i in range(30)] + [near(invalid, "valid", f"scope_0_v{i}")
+                                                                           for i in range(30)]
+    drawn = [c for c in drawn if c is not None]
+    assert {c.kind for c in drawn} == {"valid", "invalid"}
+    for c in drawn:
+        assert (c.fields.get("expect") == "invalid") == (c.kind == "invalid"), c.fields
+    path = tmp_path / "cases.yaml"
+    path.write_text("cases:\n" + "".join(f"  - {json.dumps(c.fields)}\n" for c in drawn))
+    loaded = load_file(path)
+    assert sorted(c.expect for c in loaded) == sorted(c.kind for c in drawn)
+
+
 def test_no_neighbour_is_a_transposed_conv_whose_out_channels_groups_do_not_divide() -> None:
     """A forward conv with out_channels 3 and groups 2 is a fair invalid case; its transposed twin is not one a
     framework can be handed (the weight is (C_in, C_out / groups, *k)), so the op move never makes it."""

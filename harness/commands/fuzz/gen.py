@@ -292,6 +292,10 @@ def build_config(index: int, seed: int, kind: str, focus: str, fields: dict[str,
     key = f"{name}:data" if name else f"{seed}:{index}:data"
     fields = {"id": name or f"fuzz_{seed}_{index}", **{k: v for k, v in fields.items() if k not in ("id", "seed", "tags")},
               "seed": random.Random(key).getrandbits(31), "tags": ["fuzz", *([focus] if focus else [])]}
+    if kind == "invalid":  # the case says what it is, whatever its source's fields said (a neighbour of a valid one)
+        fields["expect"] = "invalid"
+    elif kind == "valid" and fields.get("expect") == "invalid":
+        del fields["expect"]
     model, problem = validate_fields(fields)
     if kind == "schema_invalid":
         return Config(index, fields, None, kind, focus) if problem else None
