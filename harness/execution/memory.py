@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from typing import TypeVar
 
 ENV = "CONVDIFF_WORKER_MB"
 AUTO = "auto"  # the share below; unset or 0: no budget
@@ -57,6 +58,7 @@ WAVE_ENV = "CONVDIFF_TARGETS_AT_ONCE"
 # layers above (about 610 each), 17.7 GB for 35 when the quarter was killed (about 510); with headroom.
 WAVE_WORKER_MB = 700
 FLOOR_SHARE = 0.15  # of MemTotal: below this much available, the largest worker retires (where a budget is set)
+T = TypeVar("T")
 
 _budget_mb = 0  # set by the controller for the workers it starts (set_budget); 0: none
 
@@ -150,7 +152,7 @@ def short_of_memory() -> bool:
     return available is not None and available < floor
 
 
-def largest(pids: dict[int, object]) -> object | None:
+def largest(pids: dict[int, T]) -> T | None:
     """Of {pid: owner}, the owner whose process has the largest Pss (None where /proc says nothing)."""
     sizes = {pid: pss_mb(pid) for pid in pids}
     known = {pid: mb for pid, mb in sizes.items() if mb is not None}

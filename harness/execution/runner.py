@@ -202,7 +202,7 @@ class Lane:
             return
         live = {w.proc.pid: w for w in self.workers if w.proc is not None and w.preparing is None}
         biggest = largest(live)
-        if isinstance(biggest, Worker):
+        if biggest is not None:
             biggest.retire()
 
     def relation_names(self, rel: Any, w: Worker) -> tuple[str, ...]:
