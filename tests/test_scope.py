@@ -166,3 +166,37 @@ def test_check_targets_skip_patterns_and_a_target_that_did_not_start_is_not_run(
     judge_entry(entry, check, [], {}, {}, set(), {"torch-cpu": "worker did not start (worker stopped answering)"})
     assert check.verdict == "not run" and "worker stopped answering" in check.not_run and not check.applies
     assert check.as_dict()["not_run"] == check.not_run
+
+
+BOTH_KINDS = """\
+issues:
+  - id: aborts-on-any-nhwc-conv1d
+    backend: "mutant:padding_scaled_by_dilation"
+    cases: {op: conv1d, layout: channels_last}
+    status: crash
+    reason: an abort on valid and invalid cases alike (no expect)
+    link: none
+  - id: accepts-any-invalid-conv1d
+    backend: "mutant:padding_scaled_by_dilation"
+    cases: {op: conv1d}
+    status: accepted_invalid
+    reason: only an invalid case can be accepted
+    link: none
+"""
+
+
+def test_check_draws_both_kinds_for_a_crash_entry_without_expect(tmp_path: Path) -> None:
+    """A crash entry with no `expect` selects valid and invalid cases alike: its check draws both (an
+    accepted_invalid entry only invalid ones), each fresh case marked with the kind it is."""
+    from harness.commands.scope.check import sample
+    from harness.commands.scope.sample import Pool
+    from harness.judge.known_issues import load_known_issues
+
+    (tmp_path / "ours.yaml").write_text(BOTH_KINDS, encoding="utf-8")
+    crash, accepts = load_known_issues(tmp_path / "ours.yaml").entries
+    inside, outside = sample(crash, "mutant:padding_scaled_by_dilation", [], Pool(3), 8)
+    assert {c.case.expect for c in inside} == {"valid", "invalid"}
+    assert all(crash.matches(c.case, "mutant:padding_scaled_by_dilation", "cpu", None) for c in inside)
+    assert outside and all(not crash.matches(c.case, "mutant:padding_scaled_by_dilation", "cpu", None) for c in outside)
+    inside, _ = sample(accepts, "mutant:padding_scaled_by_dilation", [], Pool(3), 8)
+    assert inside and {c.case.expect for c in inside} == {"invalid"}

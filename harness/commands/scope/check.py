@@ -130,15 +130,32 @@ def _output(entry: KnownIssue) -> str:
     return wants[0]
 
 
-def _kind(entry: KnownIssue) -> str:
+def _kinds(entry: KnownIssue) -> tuple[str, ...]:
+    """The kinds of case to draw for an entry: its `expect`; without one, valid unless every status it lists is one
+    an invalid case can give, and both where those are a crash, a timeout or an error, which valid cases give too
+    (an abort on any NHWC conv, valid or not)."""
     expect = entry.cases.get("expect")
-    if expect == "invalid" or (expect is None and set(entry.status) <= INVALID_OUTCOMES | {"pass"}):
-        return "invalid"
-    return "valid"
+    if expect in ("valid", "invalid"):
+        return (expect,)
+    statuses = set(entry.status) - {"pass"}
+    if not statuses <= INVALID_OUTCOMES:
+        return ("valid",)
+    return ("invalid",) if "accepted_invalid" in statuses else ("valid", "invalid")
 
 
 def sample(entry: KnownIssue, target: str, corpus: Sequence[Case], pool: Pool, n: int) -> tuple[list, list]:
     """(inside, just outside): at most n cases or configurations each (the module doc)."""
+    kinds = _kinds(entry)
+    if len(kinds) > 1:  # half of each, each kind from its own corpus cases
+        parts = [sample_kind(entry, target, [c for c in corpus if c.expect == k], pool, max(1, n // len(kinds)), k)
+                 for k in kinds]
+        return [c for p in parts for c in p[0]][:n], unique([c for p in parts for c in p[1]])[:n]
+    return sample_kind(entry, target, corpus, pool, n, kinds[0])
+
+
+def sample_kind(entry: KnownIssue, target: str, corpus: Sequence[Case], pool: Pool, n: int,
+                kind: str) -> tuple[list, list]:
+    """`sample` for one kind of case (valid or invalid)."""
     output = _output(entry)
     grads = output != "out"
 
@@ -148,7 +165,6 @@ def sample(entry: KnownIssue, target: str, corpus: Sequence[Case], pool: Pool, n
 
     seeds = [c for c in corpus if selects(c)]
     seeds = seeds[:: max(1, len(seeds) // (n // 2 or 1))][: n // 2]
-    kind = _kind(entry)
     want = {k: v for k, v in entry.cases.items() if k in VALUE_FIELDS}
 
     def keep(cfg: Config) -> bool:
