@@ -158,6 +158,15 @@ def _edge(c: Config) -> bool:
         return any(abs(n["acc_len"] - t) <= max(8, t // 2) for t in (8, 16, 32, 64, 128, 256))
     if c.focus == "channels_width":
         return case.out_channels == n["out_size"][-1] >= 2 and (case.bias or "shift" in case.epilogue)
+    if c.focus == "padding_window":  # a window of padding only; transposed: a stride past the dilated kernel
+        if case.transpose:
+            return any(s > d * (k - 1) + 1 for _, k, s, d, *_ in axes)
+        return any(not any(0 <= start + t * d < n_ for t in range(k))  # the window starting at `start` reads no input
+                   for n_, k, s, d, pb, _, _, o in axes for start in (-pb, (o - 1) * s - pb))
+    if c.focus == "one_padded":
+        return any(n_ == 1 and pb + pa > 0 for n_, _, _, _, pb, pa, _, _ in axes)
+    if c.focus == "one_by_one_stride":
+        return all(k == 1 for k in case.kernel_size) and any(s > 1 and pb + pa > 0 for _, _, s, _, pb, pa, _, _ in axes)
     if c.focus == "epilogue_fold":
         return (len(case.epilogue) >= 2 and case.dtype not in ("uint8", "int8")
                 and case.epilogue[0] not in ("residual",))

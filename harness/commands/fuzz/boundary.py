@@ -5,7 +5,9 @@ a derived feature (harness/model/features.py, the names scope inference and know
 of 1, a pad equal to the dilated kernel's reach d*(k-1) or one past it, output_padding of stride-1, of
 stride or above it (where a larger dilation allows it), per-group channel ratios, accumulation lengths K around the
 powers of two kernels are picked by (with half types half the time), channels-last with one channel, and as
-many output channels as the last axis has outputs. `epilogue_fold` gives a config the epilogue a converter
+many output channels as the last axis has outputs; a window that reads padding only (the first or the last
+output of a forward conv, or, in a transposed conv, outputs no input reaches: a stride past the dilated kernel),
+an input of length 1 with padding on that axis, and a 1x1 kernel with a stride over padding. `epilogue_fold` gives a config the epilogue a converter
 or graph compiler folds into the conv or fuses into its kernel.
 """
 
@@ -27,6 +29,7 @@ from harness.model.case import (
 )
 
 K_TARGETS = (8, 16, 32, 64, 128, 256)  # accumulation lengths around which kernels change (SIMD widths, blocks)
+PADDED_FOCI = ("padding_window", "one_padded", "one_by_one_stride")  # foci that set explicit pads on one axis
 
 
 def boundary(r: Draw, focus: str, fields: dict[str, Any]) -> dict[str, Any]:
@@ -36,7 +39,7 @@ def boundary(r: Draw, focus: str, fields: dict[str, Any]) -> dict[str, Any]:
     rank, transpose = op_rank(f["op"]), op_is_transpose(f["op"])
     j = r.axis(rank)
     n, k, s, d = (f[name] for name in ("input_size", "kernel_size", "stride", "dilation"))
-    if focus in ("out_one", "pad_reach", "outpad_stride") and isinstance(f["padding"], str):
+    if focus in ("out_one", "pad_reach", "outpad_stride", *PADDED_FOCI) and isinstance(f["padding"], str):
         f["padding"] = [[0, 0] for _ in range(rank)]
     pads, e = f.get("padding"), f["output_padding"]
     reach = d[j] * (k[j] - 1)
@@ -84,6 +87,28 @@ def boundary(r: Draw, focus: str, fields: dict[str, Any]) -> dict[str, Any]:
         f["in_channels" if r.booleans() else "out_channels"] = 1
     elif focus == "channels_width":
         _channels_width(r, f, transpose)
+    elif focus == "padding_window":
+        _padding_window(r, f, j, transpose)
+    elif focus == "one_padded":  # on any axis (a conv3d's depth of 1 as often as its width)
+        j = r.integers(0, rank - 1)
+        k[j] = max(k[j], 2)
+        reach = d[j] * (k[j] - 1)
+        n[j], e[j] = 1, 0
+        # conv: 1 + pb + pa >= reach + 1 leaves an output; transposed: the crop pb + pa <= reach does
+        total = reach + r.integers(0, 1) if not transpose else r.integers(1, reach)
+        pb = r.integers(1, total) if total >= 1 else 0
+        pads[j] = [pb, total - pb]
+        if r.rnd.random() < 0.3 and f.get("groups", 1) == 1:  # one input channel: the whole input one padded plane
+            f["in_channels"] = 1
+    elif focus == "one_by_one_stride":
+        f["kernel_size"] = k = [1] * rank
+        s[j] = r.integers(2, 3)
+        pads[j] = [r.integers(0, 2), r.integers(0, 2)]
+        if not any(pads[j]):
+            pads[j][r.integers(0, 1)] = 1
+        if transpose:  # the crop must leave an output
+            e[j] = min(e[j], max(s[j], d[j]) - 1)
+            n[j] = max(n[j], sum(pads[j]))
     if not transpose or not any(f["output_padding"]) or isinstance(f["padding"], str):
         f.pop("output_padding", None)
     return f
@@ -120,3 +145,37 @@ def _channels_width(r: Draw, f: dict[str, Any], transpose: bool) -> None:
         f["epilogue"] = ["shift", *(x for x in f.get("epilogue", []) if x != "shift")]
     else:
         f["bias"] = True
+
+
+def window_taps(n: int, k: int, s: int, d: int, pb: int, pa: int, last: bool) -> int | None:
+    """How many input elements the first (or last) window of a forward conv's axis reads; None when the axis
+    has no output."""
+    o = (n + pb + pa - d * (k - 1) - 1) // s + 1
+    if o < 1:
+        return None
+    start = (o - 1) * s - pb if last else -pb
+    return sum(0 <= start + t * d < n for t in range(k))
+
+
+def _padding_window(r: Draw, f: dict[str, Any], j: int, transpose: bool) -> None:
+    """Axis j of a forward conv gets a first or last window (the last more often: where the entries' `[-1]`
+    features look) that reads padding only, mostly as the axis' only output; a transposed conv gets a
+    stride past its dilated kernel, so that some outputs are reached by no input (the bias only)."""
+    n, k, s, d, pads = (f[name] for name in ("input_size", "kernel_size", "stride", "dilation", "padding"))
+    if transpose:
+        k[j] = r.integers(1, 2)
+        s[j] = d[j] * (k[j] - 1) + 1 + r.integers(1, 2)
+        pads[j] = [0, 0]
+        n[j] = max(n[j], 2)
+        return
+    if r.rnd.random() < 0.5:
+        j = len(n) - 1  # the last axis three times in four (with r.axis's half)
+    last, single = r.rnd.random() < 0.7, r.rnd.random() < 0.7
+    for _ in range(64):
+        nn, kk, ss, dd = r.integers(1, 4), r.integers(2, 3), r.integers(1, 3), r.integers(1, 3)
+        reach = dd * (kk - 1)
+        pb, pa = r.integers(0, reach + 1), r.integers(0, reach + 1)
+        o = (nn + pb + pa - reach - 1) // ss + 1
+        if window_taps(nn, kk, ss, dd, pb, pa, last) == 0 and (o == 1 or not single):
+            n[j], k[j], s[j], d[j], pads[j] = nn, kk, ss, dd, [pb, pa]
+            return

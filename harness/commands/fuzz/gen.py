@@ -11,8 +11,9 @@ names scope inference and known-issue selectors use): an output length of 1, a p
 dilated kernel's reach d*(k-1) or one past it, output_padding of stride-1, of stride or above it
 (where a larger dilation allows it), per-group channel ratios, accumulation lengths K around the
 powers of two kernels are picked by (with half types half the time), channels-last with one
-channel, and as many output channels as the last axis has outputs (a bias or shift that broadcasts
-along either). Half the `plain` configs become `epilogue_fold`: float, mostly without a bias, with an
+channel, as many output channels as the last axis has outputs (a bias or shift that broadcasts
+along either), a window that reads padding only, an input of length 1 with padding, and a strided 1x1
+kernel over padding. Half the `plain` configs become `epilogue_fold`: float, mostly without a bias, with an
 epilogue of two or three ops whose first is one a converter or graph compiler folds into the conv (a
 constant: scale, divide, shift, a scalar, batch norm) or fuses into its kernel (an activation): the
 pattern-matching passes that rewrite weights and bias. A share of the boundary configs (SECOND_SHARE) are
@@ -70,7 +71,8 @@ from harness.model.validity import ShapeError, canonical_case
 FOCI = ("plain", "stride_remainder", "short_kernel", "dilation_over_stride", "same_odd", "outpad_max",
         "depthwise", "kernel_over_input", "size_one", "long_kernel",
         # the boundaries of the derived features (the module doc)
-        "out_one", "pad_reach", "outpad_stride", "group_ratio", "long_sum", "channels_last_one", "channels_width")
+        "out_one", "pad_reach", "outpad_stride", "group_ratio", "long_sum", "channels_last_one", "channels_width",
+        "padding_window", "one_padded", "one_by_one_stride")
 BOUNDARY_FOCI = FOCI[10:]
 SECOND_SHARE = 0.5  # of the boundary configs: on a second boundary too (bugs sit on conjunctions of two)
 FOLD_SHARE = 0.5  # of the `plain` configs: `epilogue_fold` (drawn from a stream of its own: the rest stay as drawn)
@@ -78,6 +80,11 @@ PADDING_FORMS = ("int", "per_dim", "pairs", *PADDING_MODES)
 MAX_ATTEMPTS = 50
 EPILOGUE_SHARE, EPILOGUE_SHARE_FOLDED = 0.25, 0.45  # about 40% of valid configs in all
 QUANT_SHARE = 0.15  # of valid configs: quantized (uint8/int8, per-tensor or per-channel, full or narrow)
+# The padded-window foci quantize more of their configs: an int8 kernel that pads with zeros must correct
+# its zero-point term for the taps that read padding, a separate code path for every window that reaches
+# into it, and the path the int8 entries of cases/known_issues.yaml on padding-only windows and strided
+# 1x1 convs break on.
+EDGE_QUANT_FOCI, EDGE_QUANT_SHARE = ("padding_window", "one_padded", "one_by_one_stride"), 0.4
 SCHEMA_INVALID_SHARE = 0.2  # of the invalid configs: few, since they only prove the loader refuses them
 # of the invalid configs: on a plain base (plain_base): with a quantized per-channel transposed conv, an
 # asymmetric pad or a float16 conv on a framework without its kernel, the case is refused for that first
@@ -190,7 +197,8 @@ def valid_fields(r: Draw, focus: str | None = None, op: str | None = None) -> tu
         if not callers_focus and second.random() < SECOND_SHARE:  # the other edge first: the focus's own is kept
             other = second.choice([b for b in BOUNDARY_FOCI if b != focus])
             base = boundary(Draw(f"{r.key}:second:{other}"), other, base)
-        return focus, boundary(r, focus, base)
+        moved = boundary(r, focus, base)
+        return focus, _quantized(r, moved, EDGE_QUANT_SHARE) if focus in EDGE_QUANT_FOCI else moved
     dims = _dims(r, rank, transpose, focus)
     j = dims.pop("j")[0]
     if focus == "same_odd":
@@ -223,12 +231,15 @@ def valid_fields(r: Draw, focus: str | None = None, op: str | None = None) -> tu
     return focus, _quantized(r, fields)
 
 
-def _quantized(r: Draw, fields: dict[str, Any]) -> dict[str, Any]:
-    """QUANT_SHARE of the configs become quantized: the same geometry in uint8 or int8 (no epilogue:
+def _quantized(r: Draw, fields: dict[str, Any], share: float = QUANT_SHARE) -> dict[str, Any]:
+    """`share` of the configs become quantized: the same geometry in uint8 or int8 (no epilogue:
     the requantization is its epilogue). Drawn from a stream of its own, so a config that stays float
-    is the one the seed drew before quantized configs existed."""
+    is the one the seed drew before quantized configs existed; with a larger share, every config the
+    smaller one quantized is quantized alike."""
+    if fields.get("dtype") in QUANT_DTYPES:
+        return fields
     q = random.Random(f"{r.key}:quant")
-    if q.random() >= QUANT_SHARE:
+    if q.random() >= share:
         return fields
     out = {k: v for k, v in fields.items() if k not in ("epilogue", "data")}
     out["dtype"] = q.choice(QUANT_DTYPES)
