@@ -198,3 +198,23 @@ def test_the_crop_counts_its_end_from_the_back() -> None:
     assert np.array_equal(crop_output(y, ((1, 2), (0, 1)), True), y[:, :, 1:5, 0:4])
     assert np.array_equal(crop_output(y.transpose(0, 2, 3, 1), ((1, 2), (0, 1)), False),
                           y.transpose(0, 2, 3, 1)[:, 1:5, 0:4, :])
+
+
+def test_an_invalid_output_padding_never_takes_the_same_route() -> None:
+    """conv_transpose1d of length 3, kernel 1, stride 2, pads (0, 1), output_padding 2: invalid (2 >= max(stride,
+    dilation)). Its numbers are those of a valid call: full length (3 - 1) * 2 + 1 = 5, plus 2 = 7, cropped (0, 1)
+    to 6, and TF's SAME takes any output_shape with ceil(6 / 2) == 3 and crops nothing. Handed that SAME call, TF
+    would see a valid convolution and "accept" the case (a seed-7 fuzz signature on tf-xla, 2026-11-30). The
+    translation must leave such a case to a VALID transpose (whose crop makes it unsupported), while the valid
+    twin, pads (0, 0) and output_padding 1, still takes SAME."""
+    from backends.tensorflow.eager import TensorFlowBackend, nn_call
+
+    invalid = make_case(id="t1d_outpad_invalid", op="conv_transpose1d", in_channels=3, out_channels=3, input_size=3,
+                        kernel_size=1, stride=2, padding=[[0, 1]], output_padding=2, expect="invalid")
+    assert invalid.geometry is None
+    assert nn_call(invalid, True).padding == "VALID"
+    reason = TensorFlowBackend().supports(invalid, "cpu")
+    assert reason is not None and "takes no explicit padding" in reason
+    twin = make_case(id="t1d_outpad_twin", op="conv_transpose1d", in_channels=3, out_channels=3, input_size=3,
+                     kernel_size=1, stride=2, padding=[[0, 1]], output_padding=1)
+    assert nn_call(twin, True).padding == "SAME" and nn_call(twin, True).output_shape[-1] == 5
