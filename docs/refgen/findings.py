@@ -86,7 +86,9 @@ def report_markdown(path: Path) -> str:
     return "\n".join(out)
 
 
-def entry_section(entry: Any, names: list[str], shown: list[Any]) -> list[str]:
+def entry_section(entry: Any, names: list[str], shown: list[Any], holder: str | None = None) -> list[str]:
+    """`holder`: the entry whose section shows the reproducer and upstream report of this entry's root cause
+    (None: this one's)."""
     chosen = targets(entry, names)
     backends = ", ".join(code_span(b) for b in entry.backend)
     if chosen and [*chosen] != list(entry.backend):
@@ -110,13 +112,18 @@ def entry_section(entry: Any, names: list[str], shown: list[Any]) -> list[str]:
     out = ["", f"### {entry.id} {{#{entry.id}}}", "", "| field | value |", "| --- | --- |"]
     out += [f"| {k} | {v.replace('|', chr(92) + '|')} |" for k, v in rows]
     out += ["", text(" ".join(entry.reason.split())), ""]
-    script = ROOT / "cases" / "upstream" / f"{entry.root}.py"  # one report per root cause (entry.root)
-    if script.exists():
-        out += [f'??? example "Reproducer: `cases/upstream/{entry.root}.py`"', "",
-                indent("```python\n" + script.read_text().rstrip("\n") + "\n```"), ""]
-    report = ROOT / "cases" / "upstream" / f"{entry.root}.md"
-    if report.exists():
-        out += [f'??? note "Upstream report: `cases/upstream/{entry.root}.md`"', "", indent(report_markdown(report)), ""]
+    script, report = (ROOT / "cases" / "upstream" / f"{entry.root}{ext}" for ext in (".py", ".md"))  # per root cause
+    if holder is not None:
+        if script.exists() or report.exists():
+            out += [f"Reproducer (`cases/upstream/{entry.root}.py`) and upstream report: under "
+                    f"[{holder}](#{holder}), the same root cause.", ""]
+    else:
+        if script.exists():
+            out += [f'??? example "Reproducer: `cases/upstream/{entry.root}.py`"', "",
+                    indent("```python\n" + script.read_text().rstrip("\n") + "\n```"), ""]
+        if report.exists():
+            out += [f'??? note "Upstream report: `cases/upstream/{entry.root}.md`"', "",
+                    indent(report_markdown(report)), ""]
     if shown:
         by_file: dict[str, list[str]] = {}
         for c in shown:
@@ -168,7 +175,8 @@ def render() -> str:
            f"Every divergence convdiff knows of: the {len(entries)} entries of `cases/known_issues.yaml` when this "
            "site was built, grouped by the framework family of the targets they name. Each entry says which "
            "targets and hosts it concerns, what status it predicts, why, what upstream knows (a report, none "
-           "found, or the release that fixes it), its standalone reproducer where one exists, and which cases "
+           "found, or the release that fixes it), its standalone reproducer and upstream report where they exist (once "
+           "per root cause: under the entry named after it, or its first entry; the others link there), and which cases "
            "of the corpus its selector matches on any host (run them with `convdiff run FILE --backends NAME`). "
            "The [known issues guide](../guide/known-issues.md) says how entries are matched and how to add one.",
            "", f"Upstream: {states.get('reported', 0)} reported, {states.get('none', 0)} with no report found, "
@@ -189,10 +197,16 @@ def render() -> str:
         out += [f"| `{t}` | {n} |" for t, n in trackers.most_common()]
         if len(entries) > sum(trackers.values()):
             out.append(f"| (not set) | {len(entries) - sum(trackers.values())} |")
+    # a root cause's reproducer and report are shown once: under the entry named after the root, else under its
+    # first entry on the page (each root's files, up to 60 kB, were repeated under every entry of its root)
+    in_order = [e for g in order for e, _ in groups[g]]
+    holders: dict[str, str] = {}
+    for e in in_order:
+        holders.setdefault(e.root, e.root if any(x.id == e.root for x in in_order) else e.id)
     for g in order:
         items = groups[g]
         out += ["", f"## {g} {{#{_slug(g)}}}", "", f"{len(items)} entries: "
                 + ", ".join(f"[{e.id}](#{e.id})" for e, _ in items) + "."]
         for e, shown in items:
-            out += entry_section(e, names, shown)
+            out += entry_section(e, names, shown, None if holders[e.root] == e.id else holders[e.root])
     return "\n".join(out) + "\n"
