@@ -210,3 +210,14 @@ def test_a_hang_is_judged_by_the_target_s_own_cost() -> None:
     assert pace.timeout("eager", 30.0) == HANG_FLOOR_S
     assert pace.timeout("compiler", 60.0) == pytest.approx(HANG_FACTOR * 1.2)
     assert pace.timeout("compiler", 5.0) == 5.0
+
+
+def test_a_target_that_builds_per_case_keeps_the_whole_timeout() -> None:
+    """Its first results may be batched members or refusals in milliseconds; the next build takes seconds, and a
+    limit of HANG_FACTOR x that mean would kill it as a hang."""
+    pace = Pace(["eager", "builder"], slow=["builder"])
+    for i in range(WARMUP):
+        pace.record(_record("eager", f"c{i}", 0.01))
+        pace.record(_record("builder", f"c{i}", 0.01))
+    assert pace.cost("builder") == pytest.approx(0.01)
+    assert pace.timeout("builder", 30.0) == 30.0 and pace.timeout("eager", 30.0) < 30.0

@@ -42,7 +42,11 @@ A case that hangs stalls the whole fuzz: the controller collects each case's ans
 in flight are used up every target waits for the hung one (twice: a timeout is retried on a fresh worker). With
 --timeout 30 for every target, two hangs of torch-ao-qnnpack (0.035 s a case) took 120 s of a 600 s fuzz (seed 7,
 2026-11-30, 2-core AMD EPYC Zen 4). `timeout` gives a target whose cost is known HANG_FACTOR times its cost per
-case, at least HANG_FLOOR_S: 10 s for the eager frameworks, about 30 s for a compiler.
+case, at least HANG_FLOOR_S: 10 s for the eager frameworks. Not a target that builds a model per case: its
+mean mixes members of a batched build, cache hits and refusals (milliseconds each) with builds of 5 to 30 s, so
+it says nothing about the next build. ExecuTorch's first three cases (seed 7, 2026-11-30, 2-core Intel Xeon
+with AMX) came from one batched program in 0.17 s or less, its next build was killed at the 10 s floor twice
+(a timeout, its worker restarted), and the fuzz stalled for 150 s on it; such a target keeps --timeout.
 
 Which case a slow target runs follows the measured costs, so it differs between hosts and between two runs of
 one seed, as the steered draws do; the generated cases themselves are the seed's.
@@ -125,9 +129,12 @@ class Pace:
     def timeout(self, backend: str, cap: float) -> float:
         """The seconds a case may take on the target: HANG_FACTOR x its cost per case, at least HANG_FLOOR_S, at
         most `cap` (--timeout; also before its cost is known). The controller waits for each case's answers in
-        turn, so a hang stalls every target while it lasts (the module doc)."""
+        turn, so a hang stalls every target while it lasts (the module doc). A target that builds a model per case
+        (`slow`) always gets `cap`: the module doc says why."""
         cost = self.cost(backend)
-        return cap if cost is None else min(cap, max(HANG_FLOOR_S, HANG_FACTOR * cost))
+        if cost is None or backend in self.slow:
+            return cap
+        return min(cap, max(HANG_FLOOR_S, HANG_FACTOR * cost))
 
     def backlog(self) -> float:
         """The seconds the busiest target still needs for the cases handed to it and one more: on each target,
