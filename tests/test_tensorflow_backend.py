@@ -206,7 +206,7 @@ def test_an_invalid_output_padding_never_takes_the_same_route() -> None:
     to 6, and TF's SAME takes any output_shape with ceil(6 / 2) == 3 and crops nothing. Handed that SAME call, TF
     would see a valid convolution and "accept" the case (a seed-7 fuzz signature on tf-xla, 2026-11-30). The
     translation must leave such a case to a VALID transpose (whose crop makes it unsupported), while the valid
-    twin, pads (0, 0) and output_padding 1, still takes SAME."""
+    twin with output_padding 1 (5 + 1 - 1 = 5 outputs, the same pads) still takes SAME."""
     from backends.tensorflow.eager import TensorFlowBackend, nn_call
 
     invalid = make_case(id="t1d_outpad_invalid", op="conv_transpose1d", in_channels=3, out_channels=3, input_size=3,

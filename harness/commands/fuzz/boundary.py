@@ -7,8 +7,8 @@ stride or above it (where a larger dilation allows it), per-group channel ratios
 powers of two kernels are picked by (with half types half the time), channels-last with one channel, and as
 many output channels as the last axis has outputs; a window that reads padding only (the first or the last
 output of a forward conv, or, in a transposed conv, outputs no input reaches: a stride past the dilated kernel),
-an input of length 1 with padding on that axis, and a 1x1 kernel with a stride over padding. `epilogue_fold` gives a config the epilogue a converter
-or graph compiler folds into the conv or fuses into its kernel.
+an input of length 1 with padding on that axis, and a 1x1 kernel with a stride over padding. `epilogue_fold`
+gives a config the epilogue a converter or graph compiler folds into the conv or fuses into its kernel.
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from harness.commands.fuzz.boundary import boundary, epilogue_fold
+from harness.commands.fuzz.boundary import PADDED_FOCI, boundary, epilogue_fold
 from harness.commands.fuzz.draw import (
     DATA_KINDS,
     DTYPES,
@@ -84,7 +84,7 @@ QUANT_SHARE = 0.15  # of valid configs: quantized (uint8/int8, per-tensor or per
 # its zero-point term for the taps that read padding, a separate code path for every window that reaches
 # into it, and the path the int8 entries of cases/known_issues.yaml on padding-only windows and strided
 # 1x1 convs break on.
-EDGE_QUANT_FOCI, EDGE_QUANT_SHARE = ("padding_window", "one_padded", "one_by_one_stride"), 0.4
+EDGE_QUANT_SHARE = 0.4  # of the configs of boundary.PADDED_FOCI
 SCHEMA_INVALID_SHARE = 0.2  # of the invalid configs: few, since they only prove the loader refuses them
 # of the invalid configs: on a plain base (plain_base): with a quantized per-channel transposed conv, an
 # asymmetric pad or a float16 conv on a framework without its kernel, the case is refused for that first
@@ -198,7 +198,7 @@ def valid_fields(r: Draw, focus: str | None = None, op: str | None = None) -> tu
             other = second.choice([b for b in BOUNDARY_FOCI if b != focus])
             base = boundary(Draw(f"{r.key}:second:{other}"), other, base)
         moved = boundary(r, focus, base)
-        return focus, _quantized(r, moved, EDGE_QUANT_SHARE) if focus in EDGE_QUANT_FOCI else moved
+        return focus, _quantized(r, moved, EDGE_QUANT_SHARE) if focus in PADDED_FOCI else moved
     dims = _dims(r, rank, transpose, focus)
     j = dims.pop("j")[0]
     if focus == "same_odd":
