@@ -184,7 +184,7 @@ def test_the_crop_counts_its_end_from_the_back() -> None:
     adapter and its TypeError passed for TensorFlow's refusal."""
     import numpy as np
 
-    from backends.tensorflow.eager import crop_output
+    from backends.tensorflow.translate import crop_output
 
     class Unknown:  # a traced tensor whose spatial lengths TF does not know
         shape = (1, 2, None, None)
@@ -207,7 +207,8 @@ def test_an_invalid_output_padding_never_takes_the_same_route() -> None:
     would see a valid convolution and "accept" the case (a seed-7 fuzz signature on tf-xla, 2026-11-30). The
     translation must leave such a case to a VALID transpose (whose crop makes it unsupported), while the valid
     twin with output_padding 1 (5 + 1 - 1 = 5 outputs, the same pads) still takes SAME."""
-    from backends.tensorflow.eager import TensorFlowBackend, nn_call
+    from backends.tensorflow.eager import TensorFlowBackend
+    from backends.tensorflow.translate import nn_call
 
     invalid = make_case(id="t1d_outpad_invalid", op="conv_transpose1d", in_channels=3, out_channels=3, input_size=3,
                         kernel_size=1, stride=2, padding=[[0, 1]], output_padding=2, expect="invalid")

@@ -167,7 +167,8 @@ class LiteRtBackend(Backend):
     def trace(self, case: Case, inputs: Inputs, dtype: str) -> tuple[Any, Any, dict[str, Any]]:
         """The case's TF function traced with `dtype` arguments: (concrete function, the tf.function,
         the record of its code lines and notes that the trace fills)."""
-        from backends.tensorflow.eager import TensorFlowBackend, in_nc_only, layout_perms
+        from backends.tensorflow.eager import TensorFlowBackend
+        from backends.tensorflow.translate import in_nc_only, layout_perms
 
         if self.tfb is None:
             self.tfb = TensorFlowBackend()

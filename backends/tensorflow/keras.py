@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from backends.base import Backend, Capabilities
-from backends.tensorflow.eager import (
+from backends.tensorflow.eager import TFBase
+from backends.tensorflow.epilogue import KERAS_EPILOGUE_OPS, Epilogue
+from backends.tensorflow.translate import (
     Pairs,
-    TFBase,
     crop_code,
     crop_output,
     full_layout,
@@ -21,7 +22,6 @@ from backends.tensorflow.eager import (
     same_pads,
     same_transpose_matches,
 )
-from backends.tensorflow.epilogue import KERAS_EPILOGUE_OPS, Epilogue
 from harness.model.case import Case
 
 

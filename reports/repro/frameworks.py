@@ -16,9 +16,9 @@ from collections.abc import Callable
 
 from backends.paddle import epilogue as paddle_epilogue
 from backends.paddle.eager import PaddleBackend, PaddleOutputSizeBackend
-from backends.tensorflow.eager import in_nc_only, nn_call
 from backends.tensorflow.epilogue import Epilogue
 from backends.tensorflow.keras import layer_call
+from backends.tensorflow.translate import in_nc_only, nn_call
 from backends.tensorflow.util import NHWC_ONLY, weight_transpose
 from harness.execution.records import Record
 from harness.model.case import Case

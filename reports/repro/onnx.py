@@ -18,8 +18,9 @@ from backends.onnx.model import dtype_reason, epilogue_lines, node_attributes
 from backends.onnx.onnxruntime_backend import PROVIDERS
 from backends.onnx.paddle2onnx_ort import Paddle2OnnxOrtBackend
 from backends.onnx.paddle2onnx_ort import epilogue_lines as paddle2onnx_epilogue_lines
-from backends.tensorflow.eager import TensorFlowBackend, nn_call
+from backends.tensorflow.eager import TensorFlowBackend
 from backends.tensorflow.epilogue import Epilogue
+from backends.tensorflow.translate import nn_call
 from backends.tensorflow.util import weight_transpose
 from backends.torch.module import epilogue_lines as epilogue_lines_torch
 from backends.torch.module import module_plan

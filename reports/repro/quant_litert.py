@@ -16,7 +16,7 @@ import textwrap
 from collections.abc import Callable
 
 from backends.litert.quant import BIAS_INPUT, DATA_INPUT, FILTER_INPUT, ROUNDING, SAME_SCALE
-from backends.tensorflow.eager import in_nc_only, nn_call
+from backends.tensorflow.translate import in_nc_only, nn_call
 from backends.tensorflow.util import weight_transpose
 from harness.execution.records import Record
 from harness.model.case import Case

@@ -22,9 +22,9 @@ from __future__ import annotations
 import textwrap
 
 from backends.litert.interpreter import LiteRtBackend, LiteRtRefBackend
-from backends.tensorflow.eager import in_nc_only, nn_call
 from backends.tensorflow.epilogue import Epilogue
 from backends.tensorflow.graph import TensorFlowGraphBackend, TfXlaBackend
+from backends.tensorflow.translate import in_nc_only, nn_call
 from backends.tensorflow.util import NHWC_ONLY, weight_transpose
 from harness.execution.records import Record
 from harness.model.case import Case
