@@ -180,7 +180,7 @@ class Backend:
     epilogue_ops: tuple[str, ...] = ()  # the epilogue ops run() applies after the conv (harness.model.case.EPILOGUE_OPS)
     quantized: str = ""  # how run() runs a quantized (uint8/int8) case, e.g. "torch.ao quantized modules"; "" = it cannot
     # True where each case pays an export, conversion or compile (cached on disk, but paid cold):
-    # `convdiff run --compiled-sample N` runs these on a fixed 1/N of the cases (harness.commands.cli.in_sample)
+    # `convdiff run --compiled-sample N` runs these on a fixed 1/N of the cases (harness.commands.selection.in_sample)
     builds_per_case: bool = False
     # > 0 where prepare() builds that many cases' models at once (the worker calls it before the run)
     batch_size: int = 0

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.commands.cli import resolve_targets
+from harness.commands.selection import resolve_targets
 from harness.execution.runner import run_cases
 from harness.judge.verdict import Verdicts
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from backends.registry import installed_backends
-from harness.commands.cli import known_issues_for
+from harness.commands.selection import known_issues_for
 from harness.execution.records import Record
 from harness.execution.relation_exec import RelationPlan
 from harness.execution.runner import run_cases

@@ -31,7 +31,7 @@ def test_bad_shard_spec(text):
 
 def test_compiled_sample_runs_a_fixed_share_on_building_backends_only():
     from backends.registry import get_backend
-    from harness.commands.cli import compiled_sample
+    from harness.commands.selection import compiled_sample
 
     cases = load_cases(["cases"])
     assert compiled_sample(cases, ["torch", "tvm"], 1) == (None, [])
@@ -53,7 +53,7 @@ def test_compiled_sample_leaves_the_largest_convolutions_to_the_full_run():
     """A case above SAMPLE_MAX_MACS is never in a sample, whatever its hash; at or below, its hash decides."""
     import zlib
 
-    from harness.commands.cli import SAMPLE_MAX_MACS, compiled_sample, in_sample
+    from harness.commands.selection import SAMPLE_MAX_MACS, compiled_sample, in_sample
     from harness.model.loader import load_file
     from harness.model.shard import case_macs
 
@@ -86,7 +86,7 @@ def test_run_with_compiled_sample_writes_records_for_the_chosen_cases_only(tmp_p
     recs = [json.loads(ln) for ln in (tmp_path / "o" / "results.jsonl").read_text().splitlines()]
     by = {b: sorted(r["case_id"] for r in recs if r["backend"] == b) for b in ("torch", "tvm")}
     assert by["torch"] == ["a", "b", "c", "d", "s"]
-    from harness.commands.cli import in_sample
+    from harness.commands.selection import in_sample
     from harness.model.loader import load_file
 
     assert by["tvm"] == sorted(c.id for c in load_file(f) if in_sample(c, 2))
