@@ -42,7 +42,8 @@ AXIS_VARS = {"n": "input_size", "k": "kernel_size", "s": "stride", "d": "dilatio
 
 # (relation on one axis, its words). Chosen for the boundaries conv bugs live on: sizes of 1, padding
 # against the kernel's reach, output_padding against stride and dilation, stride against kernel, the
-# first and last windows (how many input elements they see), lengths the stride does not divide.
+# first and last windows (how many input elements they see), lengths the stride does not divide (an
+# input's, or a transposed conv's output: a kernel's tail block).
 AXIS_RELATIONS: tuple[tuple[str, str], ...] = (
     ("n == 1", "input length 1"),
     ("n <= 2", "input length <= 2"),
@@ -71,6 +72,7 @@ AXIS_RELATIONS: tuple[tuple[str, str], ...] = (
     ("e >= s", "output_padding >= stride"),
     ("e > 0 and e >= d", "output_padding >= dilation"),
     ("n % s != 0", "input length not a multiple of the stride"),
+    ("o % s != 0", "output length not a multiple of the stride"),
     ("(n + pb + pa - r - 1) % s != 0", "the last window stops short of the padded end"),
     ("n + pb + pa < r + 1", "the dilated kernel reaches past the padded input"),
     ("sum(0 <= t * d - pb < n for t in range(k)) == 0", "the first window sees padding only"),
@@ -105,6 +107,9 @@ SCALAR_ATOMS: tuple[tuple[str, str], ...] = (
     ("groups > 1 and groups == in_channels", "depthwise (groups = in_channels)"),
     ("groups > 1 and groups < in_channels", "grouped, more than one input channel per group"),
     ("in_per_group == 1", "one input channel per group"),
+    # parity: bf16 and int8 kernels pack input channels in pairs or quads (VNNI, AMX) and pick another kernel
+    ("in_per_group % 2 == 0", "an even number of input channels per group"),
+    ("in_per_group % 2 == 1", "an odd number of input channels per group"),
     ("out_per_group == 1", "one output channel per group"),
     ("in_per_group == out_per_group", "as many input as output channels per group"),
     ("in_per_group != out_per_group", "per-group input and output channel counts differ"),
