@@ -9,7 +9,9 @@ Expected: float nn.Conv2d's errors, "dilation should be greater than zero" and "
 
 Mechanism: PackedConvWeight<N>::prepack (fbgemm) and PackedConvWeightsQnnp<N>::prepack in aten/src/ATen/native/quantized/cpu/qconv_prepack.cpp check only the lengths of stride, padding and dilation; PR #136739 added a stride check to the oneDNN prepack only.
 
-Symptoms: Stride 0 in the same prepacks: SIGFPE (fbgemm at construction, qnnpack at forward), open as #169255 (fix PR #169574 closed unmerged); a comment there will point here.
+Symptoms:
+- Stride 0: SIGFPE (fbgemm at construction, qnnpack at forward), open as #169255 (fix PR #169574 closed unmerged).
+- onednn (and x86 on AVX512-VNNI CPUs) checks the stride, not the dilation: Conv2d kernel (3, 1), dilation (1, 0) on 5x5 returns (1, 2, 3, 5).
 """
 import sys
 import warnings
