@@ -95,6 +95,20 @@ def test_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert "one target at a time" in err and "no known issue no-such-entry" in err
 
 
+def test_check_finds_an_entry_the_adapter_ships(tmp_path: Path) -> None:
+    """An installed adapter's own known-issues file (Backend.known_issues_file: the ONNX reference example's)
+    is read by --check as `convdiff run` reads it: its entries need no --known-issues."""
+    from backends.registry import installed_backends
+
+    if "onnx-reference" not in installed_backends():
+        pytest.skip("the onnx-reference example adapter is not installed (make installs it)")
+    entry = "onnx-reference-convtranspose-empty-output-accepted"
+    status = main(["scope", "--check", entry, "--per-entry", "2", "--seed", "0", "--out", str(tmp_path / "out")])
+    check = json.loads((tmp_path / "out" / "check.json").read_text(encoding="utf-8"))[0]
+    assert status in (0, 1) and check["id"] == entry and check["targets"] == ["onnx-reference"], check
+    assert check["inside"] >= 1
+
+
 TOO_BROAD = """\
 issues:
   - id: dilated-pads-every-conv1d

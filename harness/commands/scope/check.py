@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from backends.base import first_line
-from backends.registry import TEST_PREFIXES, installed_backends, parse_backends
+from backends.registry import TEST_PREFIXES, get_backend, installed_backends, parse_backends
 from harness.commands.fuzz.gen import Config
 from harness.commands.scope.runs import Runs, ScopeUsage, key
 from harness.commands.scope.sample import Pool, fields_of, unique
@@ -324,14 +324,16 @@ def scoped(entry_id: str, known_files: Sequence[str] = (), per_entry: int = 16, 
 
 def run_checks(args: argparse.Namespace, argv: list[str]) -> int:
 
-    known = layered(args.known_issues, [], [])
+    names = parse_backends(args.backends) if args.backends else []
+    # the known issues the adapters ship (Backend.known_issues_file): the named backends', else every installed one's
+    shipped = [get_backend(n).known_issues_path() for n in (names or installed_backends())]
+    known = layered(args.known_issues, [], shipped)
     entries = known.entries
     if args.check:
         missing = [i for i in args.check if not any(e.id == i for e in entries)]
         if missing:
             raise ScopeUsage(f"no known issue {', '.join(missing)}")
         entries = [e for e in entries if e.id in args.check]
-    names = parse_backends(args.backends) if args.backends else []
     if names:
         entries = [e for e in entries if any(fnmatch.fnmatchcase(n, p) for n in names for p in e.backend)]
     out = Path(args.out)
