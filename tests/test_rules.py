@@ -67,3 +67,18 @@ def test_the_common_factor_line_and_the_rule_as_diagnosis(cases):
         assert c.line == f"all {n_fail}: {words}; 0 of {n_pass} passes", c.line
     generalise(records)  # again (a report rebuilt from records): the same, never taken for a class
     assert {r.diagnosis for r in failing} == {RULE_PREFIX + words}
+
+
+def test_a_parity_that_fits_by_chance_loses_a_tie_to_a_relation(cases):
+    """Three failures, each with output_padding > 0 and an odd number of input channels per group, against
+    passes with neither: both atoms separate them exactly, and the relation is the rule (the parity of a channel
+    count fits half of all cases by chance; features.py prices it above every relation)."""
+    learn_on, _ = cases
+    odd_outpad = [p for p in learn_on if any(p.get("output_padding") or ())
+                  and (p["in_channels"] // p["groups"]) % 2 == 1][:3]
+    neither = [p for p in learn_on if not any(p.get("output_padding") or ())
+               and (p["in_channels"] // p["groups"]) % 2 == 0][:40]
+    assert len(odd_outpad) == 3 and len(neither) == 40
+    positive = np.array([True] * 3 + [False] * 40)
+    fit = learn(FeatureTable.build(odd_outpad + neither), positive, ~positive)[0]
+    assert fit.exact and "in_per_group" not in fit.rule.text, fit.rule.text
