@@ -183,6 +183,32 @@ def test_boundary_foci_sit_on_their_edges(configs: list[Config]) -> None:
         assert on >= 0.8 * len(mine), (focus, on, len(mine))
 
 
+def test_one_padded_and_padding_window_reach_their_conjunctions() -> None:
+    """A conv3d's one-padded axis is its depth half the time, and a share of them has one input channel, alone or
+    per group; a forward padding-only window has another axis padded before as well about half the time. Each
+    conjunction is what an entry of cases/known_issues.yaml turns on (a one-channel bfloat16 conv3d of depth one,
+    an int8 padding-only last axis beside a padded one); drawn on 1 in 3 axes and 3 in 10 configs alone, a
+    10-minute fuzz drew neither."""
+    from harness.commands.fuzz.draw import Draw, per_dim_lists
+    from harness.commands.fuzz.gen import valid_fields
+
+    depth = one = total3 = 0
+    for i in range(400):
+        _, f = valid_fields(Draw(f"t:{i}"), "one_padded", "conv3d")
+        f = per_dim_lists(f)
+        total3 += 1
+        depth += f["input_size"][0] == 1 and sum(f["padding"][0]) > 0
+        one += f["in_channels"] == f.get("groups", 1)
+    assert depth >= 0.45 * total3 and one >= 0.3 * total3, (depth, one, total3)
+    beside = windows = 0
+    for i in range(400):
+        _, f = valid_fields(Draw(f"w:{i}"), "padding_window", "conv2d")
+        f = per_dim_lists(f)
+        windows += 1
+        beside += sum(1 for p in f["padding"] if p[0] > 0) >= 2
+    assert beside >= 0.35 * windows, (beside, windows)
+
+
 def test_a_neighbour_changes_one_thing_and_stays_valid(configs: list[Config]) -> None:
     from harness.commands.fuzz.gen import per_dim_lists
     from harness.commands.fuzz.steer import near

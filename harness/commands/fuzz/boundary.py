@@ -7,7 +7,8 @@ stride or above it (where a larger dilation allows it), per-group channel ratios
 powers of two kernels are picked by (with half types half the time), channels-last with one channel, and as
 many output channels as the last axis has outputs; a window that reads padding only (the first or the last
 output of a forward conv, or, in a transposed conv, outputs no input reaches: a stride past the dilated kernel),
-an input of length 1 with padding on that axis, and a 1x1 kernel with a stride over padding. `epilogue_fold`
+an input of length 1 with padding on that axis (a conv3d's depth half the time, with one input channel or one
+per group a share of the time), and a 1x1 kernel with a stride over padding. `epilogue_fold`
 gives a config the epilogue a converter or graph compiler folds into the conv or fuses into its kernel.
 """
 
@@ -89,8 +90,8 @@ def boundary(r: Draw, focus: str, fields: dict[str, Any]) -> dict[str, Any]:
         _channels_width(r, f, transpose)
     elif focus == "padding_window":
         _padding_window(r, f, j, transpose)
-    elif focus == "one_padded":  # on any axis (a conv3d's depth of 1 as often as its width)
-        j = r.integers(0, rank - 1)
+    elif focus == "one_padded":  # on any axis; a conv3d's depth half the time (kernels block depth apart)
+        j = 0 if rank == 3 and r.booleans() else r.integers(0, rank - 1)
         k[j] = max(k[j], 2)
         reach = d[j] * (k[j] - 1)
         n[j], e[j] = 1, 0
@@ -98,8 +99,12 @@ def boundary(r: Draw, focus: str, fields: dict[str, Any]) -> dict[str, Any]:
         total = reach + r.integers(0, 1) if not transpose else r.integers(1, reach)
         pb = r.integers(1, total) if total >= 1 else 0
         pads[j] = [pb, total - pb]
-        if r.rnd.random() < 0.3 and f.get("groups", 1) == 1:  # one input channel: the whole input one padded plane
+        one = r.rnd.random()
+        if one < 0.3 and f.get("groups", 1) == 1:  # one input channel: the whole input one padded plane
             f["in_channels"] = 1
+        elif one < 0.5:  # one input channel per group, more outputs than groups: the grouped form of the same
+            g = r.integers(2, 3)
+            f.update(groups=g, in_channels=g, out_channels=g * r.integers(2, 3))
     elif focus == "one_by_one_stride":
         f["kernel_size"] = k = [1] * rank
         s[j] = r.integers(2, 3)
@@ -178,4 +183,12 @@ def _padding_window(r: Draw, f: dict[str, Any], j: int, transpose: bool) -> None
         o = (nn + pb + pa - reach - 1) // ss + 1
         if window_taps(nn, kk, ss, dd, pb, pa, last) == 0 and (o == 1 or not single):
             n[j], k[j], s[j], d[j], pads[j] = nn, kk, ss, dd, [pb, pa]
-            return
+            break
+    else:
+        return
+    # half the time another axis is padded before as well: an int8 kernel corrects its zero-point term per
+    # padded window, and a padding-only axis beside a padded one takes another branch than alone
+    others = [i for i in range(len(n)) if i != j and not pads[i][0]]
+    if others and r.booleans():
+        i = r.sampled_from(others)
+        pads[i][0] = r.integers(1, max(1, d[i] * (k[i] - 1)))
