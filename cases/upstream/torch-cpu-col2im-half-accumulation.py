@@ -1,9 +1,9 @@
-"""CPU float16/bfloat16 ConvTranspose and conv backward add overlapping taps in the half type where oneDNN has no kernel for the dtype
+"""CPU float16/bfloat16 ConvTranspose and conv backward add overlapping taps in the half type where torch does not use oneDNN
 
 Kind: wrong-value
 Ask: Please accumulate col2im/col2vol and the backward's unfolded accumulation in float, as CUDA's col2im does.
 
-What happens: Where oneDNN has no float16 kernels (CPUs without AVX512-FP16) or no bfloat16 kernels (AVX2 CPUs, or ONEDNN_MAX_CPU_ISA=AVX2), ConvTranspose1d/2d/3d and Conv1d/2d/3d's grad_input round after every overlapping tap. x = 1, kernel [1, t, ..., t] (9 taps, t a quarter ulp at 1): where all taps overlap the result is 1.0, not 1 + 8t rounded once (bfloat16 1.015625, float16 1.0019531). A 3x3x3 kernel is 6.2 bfloat16 ulps off, 6.45 float16.
+What happens: With torch's own kernels (Symptoms), ConvTranspose1d/2d/3d and Conv1d/2d/3d's grad_input round after every overlapping tap. x = 1, kernel [1, t, ..., t] (9 taps, t a quarter ulp at 1): where all taps overlap the result is 1.0, not 1 + 8t rounded once (bfloat16 1.015625, float16 1.0019531). A 3x3x3 kernel is 6.2 bfloat16 ulps off, 6.45 float16.
 
 Expected: The result within one rounding to the half type, as oneDNN and CUDA give.
 
@@ -11,7 +11,8 @@ Mechanism: slow_conv_transpose2d/3d (NaiveConvolutionTranspose2d.cpp/3d.cpp, tor
 
 Symptoms:
 float16 ConvTranspose1d/2d/3d on CPUs without AVX512-FP16.
-bfloat16 ConvTranspose1d/2d/3d without oneDNN bfloat16 kernels; inductor returns eager's output bit for bit.
+bfloat16 ConvTranspose1d/2d/3d without oneDNN bfloat16 kernels (AVX2 CPUs, ONEDNN_MAX_CPU_ISA=AVX2).
+float16/bfloat16 ConvTranspose with output_padding >= stride on any CPU: torch does not hand it to oneDNN (7 of 96 shapes off).
 bfloat16 Conv1d/2d/3d grad_input without oneDNN bfloat16 kernels (Slow2d, Slow3d).
 """
 import os
