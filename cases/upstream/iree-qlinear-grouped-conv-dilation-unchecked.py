@@ -8,6 +8,10 @@ What happens: A per-channel int8 QLinearConv, 4 -> 8 channels in 4 groups, 1x1x1
 Expected: a compile error. ONNX requires dilations >= 1 (https://onnx.ai/onnx/operators/onnx__QLinearConv.html); ONNX Runtime and OpenVINO refuse these models.
 
 Mechanism: no conversion checks that a dilation is at least 1. What refuses the ungrouped model is MLIR's linalg convolution-interface verifier: with a dilation of 0 the kernel loop drops out of the input's indexing map ("unexpected loop dimension for convolution op"). A dilation of -1 keeps that loop, so nothing refuses it; the grouped 3-D form passes with 0 as well.
+
+Symptoms:
+QLinearConv (int8 per-channel) with groups: dilation 0 in 3-D, -1 in any rank, compiles and runs.
+Float Conv and ConvTranspose in 3-D with groups and a dilation of 0 compile and run (float32, float16, bfloat16).
 """
 import sys
 import iree.compiler as ireec
