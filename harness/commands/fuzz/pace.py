@@ -61,7 +61,7 @@ from collections.abc import Callable, Collection, Sequence
 from harness.execution.records import Record
 from harness.model.case import Case
 
-SLOW_FACTOR = 3.0  # a target's cost per case above this multiple of the reference: it runs a share
+SLOW_FACTOR = 2.0  # a target's cost per case above this multiple of the reference: it runs a share
 WARMUP = 3  # results before a target's cost is trusted
 MIN_PACED_S = 0.1  # a cost per case below this never holds a target back
 REFERENCE_QUANTILE = 0.3  # the reference cost: the cheapest third of the targets
