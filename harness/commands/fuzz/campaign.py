@@ -50,9 +50,8 @@ from harness.numerics.relations import RelationError, applies, parse_relations
 # of the configs: invalid ones (nine classes, harness/commands/fuzz/invalid.py, and the sizes the schema refuses)
 INVALID_RATE = 0.3
 GRADIENT_SHARE = 0.3  # of the valid configs: `gradients: true`, where the workers can run the backward pass
-# Without --relations: these relations on a seeded share of the cases (a flush of subnormals to zero shows on
-# any float case, a float64 computed in float32 on any float64 case scaled past float32's range; each relation
-# runs the case a few more times: on a compiled path, a build each)
+# Without --relations: these relations on a seeded share of the cases (subnormals flushed show on any float case,
+# float64 computed in float32 on any scaled float64 one; each runs the case again: on a compiled path, a build)
 DEFAULT_RELATIONS, RELATION_SHARE = ("subnormal", "scaling"), 0.1
 MINIMIZE_SHARE = 0.25  # of a --time budget: the part kept for minimizing new findings
 # cases drawn ahead of the slowest target and in flight: while a paced target builds, the eager ones run up to AHEAD
@@ -166,9 +165,7 @@ class Source:
 def relation_plan(args: argparse.Namespace) -> RelationPlan | None:
     """--relations on every case; none; or, by default, DEFAULT_RELATIONS on each target's first case of each
     dtype they apply to, and on a seeded RELATION_SHARE of the cases (the same ones on every target that runs
-    them, so that their verdicts compare): a slow target that runs a share of the cases (pace.py) is probed too.
-    The first case of each dtype and rank instead (seed 7, 600 s, 2026-11-30, 2-core Intel Xeon with AMX) ran
-    1,168 cases where this runs 1,296, the relations' extra builds holding the slow targets, for the same share."""
+    them, so that their verdicts compare): a slow target that runs a share of the cases (pace.py) is probed too."""
     if args.relations == "none":
         return None
     if args.relations:
