@@ -10,10 +10,14 @@ It is compiled with `torch.compile(model, backend="inductor", fullgraph=True)` a
 inductor constant-folds the parameters and buffers (e.g. a conv followed by constants) and prepacks
 weights. fullgraph=True makes a graph break an error, and a call that did not compile a graph is refused,
 not passed as eager. The worker keeps the last compiled module: a run whose module is the same (the same
-parameters, baked arrays and input shapes: a relation's repeat, its single batch rows, a scaled input) calls
-it again with its own inputs, as a deployed model is compiled once and called many times; any other run
-resets dynamo first and compiles its own, so no case meets dynamo's recompile limit or its automatic
-dynamic shapes.
+parameters and baked arrays, inputs of the same shape but for the batch: a relation's repeat, its other batch
+sizes and single rows, a scaled input) calls it again with its own inputs, as a deployed model is compiled once
+and called many times; any other run resets dynamo first and compiles its own, so no case meets dynamo's
+recompile limit. Called at a second batch size, the kept module is recompiled by dynamo itself, as torch.compile
+does for every user by default (automatic dynamic shapes): a graph whose batch is symbolic, which serves every
+further size but 1; so the batch relation compares the rows of that graph's output with the case's own static
+graph, the pair a model compiled once and called at several batch sizes runs, and costs one compile where a
+fresh one per size took three (the batches of 3 and 7, then the single rows).
 
 Inductor's caches live under `$CONVDIFF_CACHE/inductor` (default `.convdiff-cache/inductor`); the
 FX graph cache is keyed by torch itself, and serves the graphs with oneDNN-prepacked weights too
@@ -173,10 +177,13 @@ class TorchInductorBackend(TorchBackend):
 
 
 def module_key(case: Case, inputs: Inputs, device: str, shapes: list[tuple[int, ...]]) -> str:
-    """What the compiled module is: the case's parameters but its seed, id, gradients and tags, the arrays the
-    module holds (w, b, the epilogue's constants) and the shapes of its call's inputs (x and residuals)."""
-    plain = dataclasses.replace(case, gradients=False, tags=())
-    return case_key(plain, inputs, {"device": device, "shapes": shapes})
+    """What the compiled module is: the case's parameters but its seed, batch, gradients and tags, the arrays the
+    module holds (w, b, the epilogue's constants), the shapes of its call's inputs (x and residuals) but their
+    batch axis, and the case the run derives from (`id@relation-run`): dynamo recompiles a module called at
+    another batch size, which only a case's own relation runs do; another case is judged on its own graph."""
+    plain = dataclasses.replace(case, gradients=False, tags=(), batch=1)
+    per_row = [s if case.unbatched else s[1:] for s in shapes]
+    return case_key(plain, inputs, {"device": device, "shapes": per_row, "case": case.id.split("@")[0]})
 
 
 def rejection(exc: BaseException) -> str:
