@@ -200,6 +200,28 @@ def test_the_crop_counts_its_end_from_the_back() -> None:
                           y.transpose(0, 2, 3, 1)[:, 1:5, 0:4, :])
 
 
+def test_an_invalid_negative_pad_never_takes_the_same_route() -> None:
+    """conv_transpose1d of length 6, kernel 1, stride 2, pads (0, -1): invalid (a negative pad). Its numbers are those
+    of TF's SAME: full length (6 - 1) * 2 + 1 = 11, extended by 1 to 12 = 6 * 2, which SAME with output_shape 12
+    gives by itself (the kernel is shorter than the stride). Handed that SAME call, TF would never see the negative
+    pad and "accept" the case (a seed-7 fuzz signature on tensorflow, tensorflow-graph and tf-xla, 2026-11-30). It
+    goes to a VALID transpose, whose crop makes it unsupported; the same pads in conv_transpose2d, whose explicit
+    pairs TF takes, still reach TF."""
+    from backends.tensorflow.eager import TensorFlowBackend
+    from backends.tensorflow.translate import nn_call
+
+    for op, rank in (("conv_transpose1d", 1), ("conv_transpose3d", 3)):
+        invalid = make_case(id=f"{op}_negative_pad", op=op, in_channels=1, out_channels=3, input_size=6,
+                            kernel_size=1, stride=2, padding=[[0, -1]] * rank, expect="invalid")
+        assert invalid.geometry is None and nn_call(invalid, True).padding == "VALID"
+        reason = TensorFlowBackend().supports(invalid, "cpu")
+        assert reason is not None and "takes no explicit padding" in reason, op
+    native = make_case(id="t2d_negative_pad", op="conv_transpose2d", in_channels=1, out_channels=3, input_size=6,
+                       kernel_size=1, stride=2, padding=[[0, -1]] * 2, expect="invalid")
+    assert TensorFlowBackend().supports(native, "cpu") is None
+    assert nn_call(native, True).padding[-1] == [0, -1]
+
+
 def test_an_invalid_output_padding_never_takes_the_same_route() -> None:
     """conv_transpose1d of length 3, kernel 1, stride 2, pads (0, 1), output_padding 2: invalid (2 >= max(stride,
     dilation)). Its numbers are those of a valid call: full length (3 - 1) * 2 + 1 = 5, plus 2 = 7, cropped (0, 1)

@@ -153,10 +153,11 @@ def nn_call(case: Case, nc: bool) -> NnCall:
         padding = "VALID"
     elif r == 2 and all(e < s for e, s in zip(ext, case.stride)):  # TF infers output_padding < stride only
         padding = full_layout([list(p) for p in pads], nc, [0, 0])
-    elif same_transpose_matches(case, pads, out, full) and (
-            case.geometry is not None or all(e < s for e, s in zip(ext, case.stride))):
+    elif same_transpose_matches(case, pads, out, full) and (case.geometry is not None or (
+            all(e < s for e, s in zip(ext, case.stride)) and min(min(p) for p in pads) >= 0)):
         # not for an invalid output_padding >= stride: SAME takes any output length that rounds up to the input
-        # (ceil(out / stride) == n), so TF would be handed a valid call and never see what makes the case invalid
+        # (ceil(out / stride) == n), so TF would be handed a valid call and never see what makes the case invalid;
+        # nor for an invalid negative pad, which is what SAME crops when the kernel is shorter than the stride
         padding = "SAME"
     else:
         padding = "VALID"
