@@ -5,12 +5,12 @@ Ask: Please cover conv2d in PR #188426's guard (or take oneDNN's fix), and repor
 
 What happens: Adding to this thread: on AMX CPUs, bfloat16 conv3d with batch 2, 3 -> 2 channels, input 4x3x3, kernel 1x1x2, stride (1, 1, 3) is off by 1.87 relative; conv2d too (input 6x1, kernel 3x4, stride (1, 3), padding (1, 3), dilation (1, 2), groups 2: 378x the rounding bound). Right with ONEDNN_MAX_CPU_ISA=AVX512_CORE_BF16 or AVX2.
 
-Expected: The float32 result within bfloat16 rounding, as other kernels give.
+Expected: The float32 result within bfloat16 rounding.
 
 Mechanism: oneDNN v3.12.0's brg_conv_fwd:avx10_1_512_amx (torch 2.13.0, 2.14.1) for out_w == 1 && stride_w > 1, as PR #188426 found; its guard in ConvParams::use_mkldnn covers 5-D inputs only. oneDNN PR #5494 (v3.13) may fix it.
 
 Symptoms:
-conv2d and conv3d: last output length 1 after a last stride > 1.
+quantized uint8 conv2d/conv3d (torch.ao, onednn and x86 engines) on the same kernel: up to 255 units off.
 conv3d: input depth 1, padded in depth (1x4x4, kernel 3x2x2): off by 1.0.
 conv_transpose3d grad_input, input 5x5x1, stride (1, 3, 2): off by 0.95.
 """
