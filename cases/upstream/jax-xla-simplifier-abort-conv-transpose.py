@@ -3,7 +3,7 @@
 Kind: crash
 Ask: a fix: the rewrite must not build a convolution its own shape check rejects; the call should return its result.
 
-What happens: jax.lax.conv_transpose of a 1x1x1x3 NCHW input with a 3x2 kernel, strides (1, 2), padding ((1, 1), (1, 1)) in the forward convolution's meaning (use_consistent_padding=True), whose output is 1x1x1x4, kills the process with SIGABRT while compiling: "algebraic_simplifier.cc:586] Check failed: computation->Accept(this) is OK (INVALID_ARGUMENT: Window dimensions do not match RHS shape: RHS shape: f32[1,1,3,1]". With XLA_FLAGS=--xla_disable_hlo_passes=algsimp it returns the right result. It needs a length-1 dimension that the padding crops beside one with stride = kernel = 2, padding (1, 1).
+What happens: jax.lax.conv_transpose of a 1x1x1x3 NCHW input with a 3x2 kernel, strides (1, 2), padding ((1, 1), (1, 1)) in the forward convolution's meaning (use_consistent_padding=True), whose output is 1x1x1x4, kills the process with SIGABRT while compiling (the title's check, algebraic_simplifier.cc:586, RHS shape f32[1,1,3,1]). With XLA_FLAGS=--xla_disable_hlo_passes=algsimp it returns the right result. It needs a cropped length-1 dimension beside one with stride = kernel = 2, padding (1, 1).
 
 Expected: an array of shape (1, 1, 1, 4), all ones, as torch.nn.functional.conv_transpose2d gives for the same shapes (https://openxla.org/xla/operation_semantics#convolution).
 
@@ -11,6 +11,7 @@ Mechanism: xla/hlo/transforms/simplifiers/algebraic_simplifier.cc, HandleConvolu
 
 Symptoms:
 - jax.lax.conv_transpose, eager and jitted, any dtype; tf.nn.conv2d_transpose under tf.function(jit_compile=True) alike.
+- 3-D, uncropped, where a third dimension's kernel outgrows its input (2x4x1, kernel 3x2x1).
 """
 import sys
 
