@@ -136,11 +136,11 @@ class Pace:
                 self.results[rec.backend] += 1
                 self.kind_results[kind] += 1
 
-    def cost(self, backend: str, invalid: bool | None = None) -> float | None:
-        """Seconds per case so far (None before WARMUP results); of its valid or its invalid cases where `invalid`
-        is given and that kind has WARMUP results, else over both."""
-        if invalid is not None and (n := self.kind_results[(backend, invalid)]) >= WARMUP:
-            return self.kind_spent[(backend, invalid)] / n
+    def cost(self, backend: str, invalid: bool = False) -> float | None:
+        """Seconds per case so far over both kinds (None before WARMUP results); with `invalid`, of its invalid cases
+        once they have WARMUP results."""
+        if invalid and (n := self.kind_results[(backend, True)]) >= WARMUP:
+            return self.kind_spent[(backend, True)] / n
         n = self.results[backend]
         return self.spent[backend] / n if n >= WARMUP else None
 
@@ -165,7 +165,7 @@ class Pace:
     def share(self, backend: str, invalid: bool = False) -> float:
         """The share of the cases the target runs at its present cost; of its invalid cases, at their own cost."""
         costs = [c for c in (self.cost(b) for b in self.spent) if c is not None]
-        mine = self.cost(backend, True if invalid else None)
+        mine = self.cost(backend, invalid)
         if mine is None or mine < MIN_PACED_S or not costs:
             return 1.0
         return min(1.0, SLOW_FACTOR * reference(costs) / mine)
