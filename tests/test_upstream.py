@@ -329,6 +329,17 @@ def test_environment_in_each_trackers_form(tracker: str) -> None:
 # --- --draft: the snippet drafted from a record runs and keeps the contract -----------------------------------
 
 
+def test_draft_settings_skip_host_conditions() -> None:
+    """A host selector's condition (`cpu_flags: {has: ...}`) names no environment setting: the draft sets what a
+    value selects (TF's oneDNN switch) and the AVX2 cap a `lacks: avx512f` condition asks for, and nothing else."""
+    from harness.model.yamlmap import load_yaml
+    from reports.repro.snippet import ISA_CAP, settings_for
+
+    host = load_yaml("host.yaml", "cpu_flags: {has: amx_int8}\ntf_onednn: [true]\n")  # the database's own mapping type
+    assert settings_for(host) == [("TF_ENABLE_ONEDNN_OPTS", "1")]
+    assert settings_for({"cpu_flags": {"lacks": "avx512f"}}) == [ISA_CAP]
+
+
 DRAFTS = [
     ({"op": "conv2d", "in_channels": 4, "out_channels": 6, "input_size": [5, 6], "kernel_size": 3, "stride": 2,
       "padding": 1, "dilation": [1, 2], "groups": 2, "bias": True},

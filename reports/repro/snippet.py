@@ -50,6 +50,8 @@ def settings_for(host: dict[str, Any]) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for key, want in host.items():
         for value in want if isinstance(want, list) else [want]:
+            if isinstance(value, dict):  # a condition (`cpu_flags: {has: ...}`), not a value a setting gives
+                continue
             hit = HOST_SETTINGS.get(key, {}).get(value)
             if hit is not None and hit not in out:
                 out.append(hit)
