@@ -11,7 +11,6 @@ Mechanism: oneDNN v3.12.0's brg_conv_fwd:avx10_1_512_amx (torch 2.13.0, 2.14.1) 
 
 Symptoms:
 quantized uint8 conv2d/conv3d (torch.ao, onednn and x86 engines) on the same kernel: up to 255 units off.
-conv3d: input depth 1, padded in depth (1x4x4, kernel 3x2x2): off by 1.0.
 conv_transpose3d grad_input, input 5x5x1, stride (1, 3, 2): off by 0.95.
 """
 import sys
