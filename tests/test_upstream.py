@@ -101,6 +101,17 @@ def test_entries_sharing_a_root_make_one_report() -> None:
     assert line.startswith(f"{len(KNOWN.entries)} entries make {len(all_roots)} root causes"), line
 
 
+def test_every_script_an_entry_names_exists() -> None:
+    """A reason's "Reproducer: cases/upstream/X.py" or "full check: cases/upstream/checks/X.py" is a file: when
+    entries are folded under one root their own scripts move to checks/ (or go), and the reason must follow."""
+    import re
+
+    text = (ROOT / "cases" / "known_issues.yaml").read_text()
+    named = sorted(set(re.findall(r"cases/upstream/[\w./-]*\.py", text)))
+    assert named, "no script named: the pattern no longer matches the reasons"
+    assert [p for p in named if not (ROOT / p).is_file()] == []
+
+
 def test_every_report_renders_without_running() -> None:
     """The body of every root with a snippet, rendered from the files alone (no snippet, worker or probe run)."""
     problems = []
