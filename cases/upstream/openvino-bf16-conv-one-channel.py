@@ -1,17 +1,13 @@
-"""[CPU] bf16 Convolution with one input channel is wrong for a padded input depth of 1, and for an output width of 1 after a stride
+"""[CPU] bf16 Convolution with one input channel per group is wrong where the output width is 1 after a width stride > 1
 
 Kind: wrong-value
 Ask: a fix: the bf16 brgconv convolution should compute these shapes as the f32 path does.
 
-What happens: Where the CPU plugin executes in bf16 (default on AVX512_BF16 CPUs; here AMD Zen 4), a Convolution of a 1x1x1x6x7 input (one channel, depth 1), kernel 2x1x3x4x2, strides (1, 2, 1), pads (2, 3, 0) runs as brgconv_avx512_bf16 and returns 109 of 180 outputs wrong by up to 19 on small integers, exact in bf16. INFERENCE_PRECISION_HINT f32 and ONEDNN_MAX_CPU_ISA=AVX512_CORE (jit_avx512_bf16) are right. 233 of 294 random such shapes are wrong; 2-4 input channels are right. PyTorch and TensorFlow give the same wrong values through oneDNN's brg_conv_fwd:avx512_core_bf16.
+What happens: Where the CPU plugin executes in bf16 (the default on AVX512_BF16 CPUs; here an Intel Xeon with AMX), a GroupConvolution of a 4x2x4x3 input (2 groups, one input channel and two outputs each), kernel 3x4, strides (1, 3), pads_begin (2, 1), pads_end (0, 1), whose output width is 1, runs as brgconv_avx512_bf16 and returns 48 of 64 outputs wrong by up to 31 on small integers, exact in bf16. INFERENCE_PRECISION_HINT f32 (jit_avx512_f32) is right. In a sweep of 800 random one-channel bf16 convolutions, the 18 wrong ones all had one input channel per group, a last stride > 1 with output width 1, and several outputs along the height. PyTorch gives the same wrong values through oneDNN's brg_conv_fwd.
 
-Expected: the f32 result (https://docs.openvino.ai/2026/documentation/openvino-ir-format/operation-sets/operation-specs/convolution/convolution-1.html).
+Expected: the f32 result (https://docs.openvino.ai/2026/documentation/openvino-ir-format/operation-sets/operation-specs/convolution/group-convolution-1.html).
 
-Mechanism: not located: the brgconv_avx512_bf16 kernel the plugin reports (OpenVINO's oneDNN fork).
-
-Symptoms:
-- conv3d, one input channel, input depth 1 padded in front (the snippet).
-- one input channel per group, output width 1 after a width stride > 1: a bf16 depthwise conv, input 4x3, kernel 3x4, strides (1, 3): 47 of 64 outputs wrong.
+Mechanism: not located: the brgconv_avx512_bf16 kernel the plugin reports (OpenVINO's oneDNN fork). pytorch/pytorch#169688 reports wrong bf16 brg_conv_fwd results at output width 1 with a width stride > 1.
 """
 import sys
 
@@ -21,9 +17,9 @@ import openvino.opset13 as ops
 
 core = ov.Core()
 print("openvino", ov.__version__, "| default INFERENCE_PRECISION_HINT:", core.get_property("CPU", "INFERENCE_PRECISION_HINT"))
-x = np.random.default_rng(0).integers(-3, 4, (1, 1, 1, 6, 7)).astype(np.float32)  # NCDHW: one channel, depth 1
-w = np.random.default_rng(1).integers(-2, 3, (2, 1, 3, 4, 2)).astype(np.float32)
-model = ov.Model([ops.convolution(p := ops.parameter(x.shape, np.float32), ops.constant(w), [1, 2, 1], [2, 3, 0], [2, 3, 0], [1, 1, 1])], [p])
+x = np.random.default_rng(0).integers(-3, 4, (4, 2, 4, 3)).astype(np.float32)  # NCHW: 2 channels, W 3
+w = np.random.default_rng(1).integers(-2, 3, (2, 2, 1, 3, 4)).astype(np.float32)  # groups 2, 2 outputs each; output width 1
+model = ov.Model([ops.group_convolution(p := ops.parameter(x.shape, np.float32), ops.constant(w), [1, 3], [2, 1], [0, 1], [1, 1])], [p])
 out = {}
 for hint in ("f32", None):  # products and sums of these integers are exact in bf16 and f32
     c = core.compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": hint} if hint else {})
