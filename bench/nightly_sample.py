@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from backends.registry import installed_backends, parse_backends  # noqa: E402
 from harness.commands.cli import known_issues_for, resolve_targets, with_gradients  # noqa: E402
-from harness.execution.pool import prestart  # noqa: E402
+from harness.execution.preloads import prestart  # noqa: E402
 from harness.execution.progress import Progress  # noqa: E402
 from harness.execution.records import JsonlSink, Record  # noqa: E402
 from harness.execution.relation_exec import RelationPlan  # noqa: E402

@@ -43,7 +43,7 @@ mark("interpreter")
 from harness.commands import launch  # what the `convdiff` command runs first
 early = launch.early_backends(sys.argv[1:])
 if early:
-    from harness.execution.pool import prestart
+    from harness.execution.preloads import prestart
     mark("template asked (early): start")
     prestart(early)
     mark("template asked (early): end")

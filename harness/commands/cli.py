@@ -26,8 +26,8 @@ from harness.commands.selection import (
     with_gradients,
 )
 from harness.commands.validate import cmd_validate
-from harness.execution.host import cpu_facts
-from harness.execution.pool import gpu_present, prestart
+from harness.execution.host import cpu_facts, gpu_present
+from harness.execution.preloads import prestart
 from harness.execution.progress import Progress
 from harness.execution.records import JsonlSink, Record
 from harness.execution.relation_exec import RelationPlan

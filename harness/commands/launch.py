@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     backends = early_backends(argv)
     if backends:
-        from harness.execution.pool import prestart
+        from harness.execution.preloads import prestart
 
         prestart(backends)
     from harness.commands.cli import main as cli_main

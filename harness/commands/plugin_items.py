@@ -25,7 +25,7 @@ from harness.model.loader import known_issues_dir, load_file
 from harness.model.yamlmap import InputError
 from harness.numerics.relations import output_name
 
-# the plugin's per-process state (harness.commands.plugin.ConvdiffState), and how to make it on first use
+# the plugin's per-process state (harness.commands.plugin_state.ConvdiffState), and how to make it on first use
 STATE = pytest.StashKey[Any]()
 FACTORY = pytest.StashKey[Any]()
 

@@ -158,3 +158,12 @@ def describe_host() -> str:
     env = ", ".join(f"{k}={v}" for k, v in env_settings().items()) or "none set"
     return (f"host: {f['cpu_vendor']} {f['cpu_model']}, {f['cores']} cores, {f['machine']}; "
             f"flags: {' '.join(f['cpu_flags']) or 'none'}; env: {env}")
+
+
+GPU_NODES = ("/dev/nvidiactl", "/dev/nvidia0", "/dev/kfd", "/dev/dxg")  # NVIDIA, ROCm, WSL's GPU
+
+
+def gpu_present() -> bool:
+    """Whether a GPU runtime could open a device here. Without one no framework initializes CUDA, in a fork
+    or not: a CUDA worker forked from a template then answers what a fresh one does (no CUDA device)."""
+    return any(os.path.exists(node) for node in GPU_NODES)

@@ -15,6 +15,7 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
+from harness.execution.host import gpu_present
 from harness.execution.memory import worker_env
 from harness.execution.preloads import zygote_of
 from harness.execution.worker import unsupported
@@ -35,21 +36,6 @@ Spawned = tuple[subprocess.Popen, Connection, Connection, Any, float]
 PLAN_TIMEOUT_S = 60.0  # worker.plan: supports() over the cases, milliseconds each
 STARTUP_TIMEOUT_S = 300.0  # importing a framework (and a cold CUDA context) can be slow
 PREPARE_TIMEOUT_S, PREPARE_PER_CASE_S, RUNS_PER_RELATION = 60.0, 10.0, 4  # prepare's deadline: fixed + per build
-
-
-GPU_NODES = ("/dev/nvidiactl", "/dev/nvidia0", "/dev/kfd", "/dev/dxg")  # NVIDIA, ROCm, WSL's GPU
-
-
-def gpu_present() -> bool:
-    """Whether a GPU runtime could open a device here. Without one no framework initializes CUDA, in a fork
-    or not: a CUDA worker forked from a template then answers what a fresh one does (no CUDA device)."""
-    return any(os.path.exists(node) for node in GPU_NODES)
-
-
-def prestart(backends: list[str]) -> None:
-    """Start the zygotes these backends will fork from, side by side, before any worker waits on one."""
-    for backend in backends:
-        zygote_of(backend, among=backends)
 
 
 def _death(exitcode: int | None) -> str:

@@ -61,3 +61,9 @@ def zygote_of(backend: str, among: list[str] | None = None) -> Zygote | None:
     (run_templates); in one, every installed backend's, which the session's processes share."""
     candidates = templates() if among is None or shared.directory() is not None else run_templates(among)
     return zygote_for(preload(backend), candidates)
+
+
+def prestart(backends: list[str]) -> None:
+    """Start the zygotes these backends will fork from, side by side, before any worker waits on one."""
+    for backend in backends:
+        zygote_of(backend, among=backends)

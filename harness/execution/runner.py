@@ -18,9 +18,9 @@ from threadpoolctl import threadpool_limits
 
 from harness.execution.ahead import oracle_for
 from harness.execution.memory import largest, set_budget, short_of_memory, target_waves
-from harness.execution.pool import Worker, prestart, run_message
+from harness.execution.pool import Worker, run_message
 from harness.execution.prefetch import MAX_AHEAD, Prefetch
-from harness.execution.preloads import preload, run_templates
+from harness.execution.preloads import preload, prestart, run_templates
 from harness.execution.records import Record
 from harness.execution.relation_exec import (
     Deferred,

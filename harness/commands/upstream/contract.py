@@ -85,7 +85,7 @@ def contract(entry: KnownIssue | None, live: LiveFacts | None, settings: dict[st
     if "pass" in entry.status:
         return Contract(either, "the entry lists pass among its outcomes", signal_ok=crash)
     if entry.device and "cpu" not in entry.device:
-        from harness.execution.pool import gpu_present
+        from harness.execution.host import gpu_present
 
         if not gpu_present():
             return Contract(either, f"the entry is for {', '.join(entry.device)} only, and this host has no GPU")
