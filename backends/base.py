@@ -168,6 +168,10 @@ class Backend:
     # pool held by another thread hangs (measured 2026-11-28: one XNNPACK lowering as ExecuTorch's warm-up left two
     # threads running, and workers forked after it hung in a futex wait); warm such a path up in setup() instead.
     preload: tuple[str, ...] = ()
+    # Modules only a run that differentiates needs (torch.autograd.grad imports torch's symbolic shapes at its first
+    # call): the zygote imports them after `preload` where the run judges gradients (`convdiff run --gradients`,
+    # pytest), and a run without leaves them to the worker that meets a gradient case (preloads.for_gradients)
+    gradient_preload: tuple[str, ...] = ()
     # Packages that importing `framework` pulls in only because they are installed, and that run() never
     # uses: blocked in the worker (harness/execution/worker.py `block`: `import m` then raises ImportError,
     # which those imports catch), so that the worker holds one framework and does not pay their import.

@@ -38,3 +38,21 @@ def test_a_run_forks_from_its_own_templates_and_what_two_of_them_share():
     assert shared and shared[0] == "torch" and pair[-1] == shared  # both fork from the template of their common start
     # a common start of blocked packages alone imports nothing: no template for it
     assert all(any(not m.startswith("-") for m in t) for t in run_templates(["tensorflow", "litert", "tf2onnx-ort"]))
+
+
+@pytest.mark.parametrize("gradients", [True, False])
+def test_only_a_run_that_differentiates_preloads_torchs_symbolic_shapes(gradients: bool) -> None:
+    """torch.autograd.grad's first call imports torch.fx.experimental.symbolic_shapes (0.24 s): the torch template
+    imports it where the run judges gradients; torch.ao shares torch's template either way, and inductor's (which
+    imports it through dynamo in any run) still begins with torch's, so it forks from it."""
+    from harness.execution import preloads
+
+    try:
+        preloads.for_gradients(gradients)
+        torch = preload("torch")
+        assert ("torch.fx.experimental.symbolic_shapes" in torch) is gradients and torch[0] == "torch"
+        assert preload("torch-ao-onednn") == torch
+        inductor = preload("torch-inductor")
+        assert inductor[:len(torch)] == torch and "torch.fx.experimental.symbolic_shapes" in inductor
+    finally:
+        preloads.for_gradients(True)

@@ -50,6 +50,7 @@ QUINT8_ONLY = {"x86": "get_x86_backend_config", "fbgemm": "get_fbgemm_backend_co
 class TorchAoBackend(TorchThreads, Backend):
     framework = "torch"
     preload = TorchBackend.preload  # as torch (one zygote for both)
+    gradient_preload = TorchBackend.gradient_preload
     devices = ("cpu",)
     engine = ""
     quantized = "torch.ao.nn.quantized Conv/ConvTranspose modules under torch.backends.quantized.engine"

@@ -75,8 +75,10 @@ class TorchBackend(TorchThreads, Backend):
     name = "torch"
     framework = "torch"
     # torch.autograd.grad imports symbolic_shapes (and sympy) on its first call: 0.45 s in each forked
-    # worker that differentiates (the mutants' too) unless the zygote has imported it (TORCH_TEMPLATE)
-    preload = TORCH_TEMPLATE
+    # worker that differentiates (the mutants' too) unless the zygote has imported it; 0.24 s of the zygote's
+    # start otherwise, so only a run that differentiates has it imported there (TORCH_TEMPLATE then)
+    preload = TORCH_TEMPLATE[:1]
+    gradient_preload = TORCH_TEMPLATE[1:]
     epilogue_ops = EPILOGUE_OPS
     capabilities = Capabilities(
         padding=("symmetric", "same (conv, stride 1)", "valid (conv)"),

@@ -35,7 +35,7 @@ from backends.artifacts import cache_base, case_key
 from backends.base import Backend, Capabilities, HostFact, Output, Rejected, first_line
 from backends.torch import epilogue as torch_epilogue
 from backends.torch import inductor_cache
-from backends.torch.eager import TorchBackend
+from backends.torch.eager import TORCH_TEMPLATE, TorchBackend
 from backends.torch.module import conv_module, epilogue_lines, module_plan, to_tensor
 from harness.model.case import EPILOGUE_OPS, Case
 from harness.numerics.inputs import Inputs
@@ -86,8 +86,9 @@ class TorchInductorBackend(TorchBackend):
     # CPU and ATEN_CPU_CAPABILITY, which the zygote's key holds), which setup() and every compile ask for.
     # Last, the digest of torch's own source that keys inductor's caches (0.2 s; cached for the process, a
     # function of the installed files only), which every process's first compile computes otherwise.
-    preload = (*TorchBackend.preload, "torch._dynamo", "torch._inductor.compile_fx", "torch._inductor.cpu_vec_isa:pick_vec_isa",
+    preload = (*TORCH_TEMPLATE, "torch._dynamo", "torch._inductor.compile_fx", "torch._inductor.cpu_vec_isa:pick_vec_isa",
                "torch._inductor.codecache:torch_key")
+    gradient_preload = ()  # dynamo imports symbolic_shapes itself: TORCH_TEMPLATE heads preload in every run
     devices = ("cpu", "cuda")
     epilogue_ops = EPILOGUE_OPS
     capabilities = Capabilities(

@@ -27,7 +27,7 @@ from harness.commands.selection import (
 )
 from harness.commands.validate import cmd_validate
 from harness.execution.host import cpu_facts, gpu_present
-from harness.execution.preloads import prestart
+from harness.execution.preloads import for_gradients, prestart
 from harness.execution.progress import Progress
 from harness.execution.records import JsonlSink, Record
 from harness.execution.relation_exec import RelationPlan
@@ -67,6 +67,7 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
     if not targets:
         raise UsageError(f"no backend can run on device '{args.device}'")
     if cases:  # the templates import their frameworks while this process reads the known issues and plans
+        for_gradients(args.gradients)  # as launch.main decided it from the command line
         prestart([b for b, d in targets if d == "cpu" or not gpu_present()])
     known = known_issues_for(paths, args.known_issues, backends)
     requirements, plan = relation_options(args)

@@ -48,8 +48,9 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     backends = early_backends(argv)
     if backends:
-        from harness.execution.preloads import prestart
+        from harness.execution.preloads import for_gradients, prestart
 
+        for_gradients("--gradients" in argv)  # as cli.main decides it
         prestart(backends)
     from harness.commands.cli import main as cli_main
 

@@ -9,12 +9,23 @@ import itertools
 from harness.execution import shared
 from harness.execution.zygote import Zygote, zygote_for
 
+_GRADIENTS = [True]  # whether this process's runs differentiate (for_gradients)
+
+
+def for_gradients(wanted: bool) -> None:
+    """Whether the templates this process starts from now on import `Backend.gradient_preload` too: yes by
+    default (pytest, scope, fuzz), no for a `convdiff run` without `--gradients` (its first verdict comes
+    sooner; a gradient case it meets all the same imports them in its worker). Decided before the first
+    template starts, from the command line alone, so that every call in the run agrees on each template."""
+    _GRADIENTS[0] = wanted
+
 
 def preload(backend: str) -> tuple[str, ...]:
     """What a zygote imports for this backend, in order: its framework (the adapter's own module name for
     it; where `Backend.preload` names it, at that place instead), then the other heavy modules its run()
-    imports (`Backend.preload`); first, as "-name", the packages it must not import (`Backend.excludes`,
-    blocked before any import: worker.block)."""
+    imports (`Backend.preload`), then, where this process's runs differentiate, `Backend.gradient_preload`;
+    first, as "-name", the packages it must not import (`Backend.excludes`, blocked before any import:
+    worker.block)."""
     from backends.registry import get_backend
 
     try:
@@ -23,7 +34,8 @@ def preload(backend: str) -> tuple[str, ...]:
         return ()
     blocked = tuple(f"-{m}" for m in adapter.excludes)
     first = () if adapter.framework in adapter.preload else (adapter.framework,)
-    return blocked + tuple(dict.fromkeys(m for m in (*first, *adapter.preload) if m))
+    later = adapter.gradient_preload if _GRADIENTS[0] else ()
+    return blocked + tuple(dict.fromkeys(m for m in (*first, *adapter.preload, *later) if m))
 
 
 def templates() -> list[tuple[str, ...]]:
