@@ -3,7 +3,7 @@
 Kind: wrong-value
 Ask: a fix in maybe_conv_weights (or keep 3D shapes whose depth kernel is > 1 off converted weights).
 
-What happens: PyTorch 2.13.0 (oneDNN v3.12.0) runs this bf16 conv3d (one input channel per group, input depth 1, depth kernel 3) as brg_conv_fwd:avx512_core_bf16: 68 of 144 outputs wrong, exactly those reading the input through group 0's depth tap 2 or any group-1 tap, as if those weights were zero (or garbage). brg_conv_fwd:avx10_1_512_amx (no cap) too, with 3 or 5 channels per group also.
+What happens: PyTorch 2.13.0 (oneDNN v3.12.0) runs this bf16 conv3d (one input channel per group, input depth 1, depth kernel 3) as brg_conv_fwd:avx512_core_bf16: 68 of 144 outputs wrong, exactly those reading the input through group 0's depth tap 2 or any group-1 tap, as if those weights were zero (or garbage). The AMX kernel too, with 3 or 5 channels per group.
 
 Expected: the f32 convolution of the same bf16 values (https://uxlfoundation.github.io/oneDNN/dev_guide_convolution.html).
 
@@ -11,7 +11,7 @@ Mechanism: maybe_conv_weights (src/cpu/x64/jit_brgemm_conv.cpp), converting weig
 
 Symptoms:
 PyTorch: bf16 F.conv3d, grouped or not (torch.compile alike).
-PyTorch torch.ao (onednn, x86): uint8 conv3d on AMX.
+PyTorch torch.ao (onednn, x86): uint8 conv3d on AMX and AVX512-VNNI.
 TensorFlow 2.21.0: bf16 Conv3D.
 OpenVINO 2026.4.1: int8 QDQ, bf16 Conv3D.
 """
