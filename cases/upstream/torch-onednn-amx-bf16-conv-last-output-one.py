@@ -1,13 +1,13 @@
 """CPU bfloat16 conv2d/conv3d on AMX is wrong when the last output length is 1 after a last stride > 1 (also conv2d, beyond PR #188426's guard)
 
 Kind: wrong-value
-Ask: Please cover conv2d in PR #188426's guard (or take oneDNN's fix), and report the kernel to oneDNN.
+Ask: Please cover conv2d in PR #188426's guard, and report estimate_brgemm_ur's ow == 1 row spacing to oneDNN.
 
 What happens: Adding to this thread: on AMX CPUs, bfloat16 conv3d with batch 2, 3 -> 2 channels, input 4x3x3, kernel 1x1x2, stride (1, 1, 3) is off by 1.87 relative; conv2d too (input 6x1, kernel 3x4, stride (1, 3), padding (1, 3), dilation (1, 2), groups 2: 378x the rounding bound). Right with ONEDNN_MAX_CPU_ISA=AVX512_CORE_BF16 or AVX2.
 
 Expected: The float32 result within bfloat16 rounding.
 
-Mechanism: oneDNN v3.12.0's brg_conv_fwd:avx10_1_512_amx (torch 2.13.0, 2.14.1) for out_w == 1 && stride_w > 1, as PR #188426 found; its guard in ConvParams::use_mkldnn covers 5-D inputs only. oneDNN PR #5494 (v3.13) may fix it.
+Mechanism: In brg_conv_fwd:avx10_1_512_amx, estimate_brgemm_ur (jit_brgemm_conv_utils.cpp, oneDNN v3.12.0) sets LDA *= ext_kw when ow == 1; under os blocking a call's rows are then stride_w * ext_kw * ic apart, not one input row: row 0 is right, later rows read wrong input. PR #188426 guards 5-D inputs only.
 
 Symptoms:
 quantized uint8 conv2d/conv3d (torch.ao, onednn and x86 engines) on the same kernel: up to 255 units off.
