@@ -8,6 +8,10 @@ What happens: Under the qnnpack engine, quantized ConvTranspose3d returns depth 
 Expected: Every output plane computed (https://pytorch.org/docs/stable/generated/torch.ao.nn.quantized.ConvTranspose3d.html).
 
 Mechanism: PackedConvWeightsQnnp<3>::apply_impl (aten/src/ATen/native/quantized/cpu/qconv.cpp, torch 2.13.0) allocates the output uninitialized and, transposed, calls qnnpack::qnnpackDeConv(..., N, H, W, ...) without the depth, where the forward branch passes N, D, H, W. PR #66350, which brought 3-D convolution to qnnpack, left the transposed case for later.
+
+Symptoms:
+Any ConvTranspose3d with an output depth above 1: planes 1.. wrong, by up to 255 units of y.
+Where no input reaches any output (every output the bias alone), the stale planes can hold the right value, and the result then looks right.
 """
 import sys
 import warnings
