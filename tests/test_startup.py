@@ -56,3 +56,20 @@ def test_only_a_run_that_differentiates_preloads_torchs_symbolic_shapes(gradient
         assert inductor[:len(torch)] == torch and "torch.fx.experimental.symbolic_shapes" in inductor
     finally:
         preloads.for_gradients(True)
+
+
+def test_the_early_start_reads_gradients_as_argparse_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    """launch.main decides the templates' gradient modules from the command line before cli parses it: --gradients
+    and an abbreviation of it (which argparse accepts) both count, other options do not."""
+    from harness.commands import launch
+    from harness.execution import preloads
+
+    seen: list[bool] = []
+    monkeypatch.setattr(preloads, "for_gradients", seen.append)
+    monkeypatch.setattr(preloads, "prestart", lambda backends: None)
+    monkeypatch.setattr("harness.commands.cli.main", lambda argv: 0)
+    for argv, wanted in ((["run", "--backends", "torch", "--gradients"], True), (["run", "--backends", "torch", "--grad"], True),
+                         (["run", "--backends", "torch"], False), (["run", "--backends", "torch", "--tier", "full"], False)):
+        seen.clear()
+        assert launch.main(argv) == 0
+        assert seen == [wanted], argv

@@ -50,7 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     if backends:
         from harness.execution.preloads import for_gradients, prestart
 
-        for_gradients("--gradients" in argv)  # as cli.main decides it
+        # as cli.main decides it (argparse takes an unambiguous prefix too: --grad; --gradients is run's only --g option)
+        for_gradients(any(len(a) > 2 and "--gradients".startswith(a) for a in argv))
         prestart(backends)
     from harness.commands.cli import main as cli_main
 
