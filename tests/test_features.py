@@ -31,6 +31,22 @@ def test_pads_reach_and_group_counts_derived_by_hand():
     assert nt["pad_before"] == (2,) and nt["pad_after"] == (1,) and nt["out_size"] == ((4 - 1) * 2 + 3 + 1 - 3,)
 
 
+def test_padding_only_axes_derived_by_hand():
+    # depth: input 1, kernel 2 dilated by 3, pads (2, 2): outputs 0 and 1 read rows -2, 1 and -1, 2 (padding only);
+    # width: input 4, kernel 1, no pads: every output reads the input
+    c = make_case(id="p", op="conv2d", in_channels=1, out_channels=1, input_size=[1, 4], kernel_size=[2, 1],
+                  dilation=[3, 1], padding=[[2, 2], [0, 0]])
+    assert derived_names(c.params())["padding_only"] == (True, False)
+    # transposed, length 1, kernel 2 dilated by 3, crop (1, 1): taps land at 0 and 3 of 0..3, outputs are 1 and 2
+    t = make_case(id="q", op="conv_transpose1d", in_channels=1, out_channels=1, input_size=1, kernel_size=2,
+                  dilation=3, padding=[[1, 1]])
+    assert derived_names(t.params())["out_size"] == (2,) and derived_names(t.params())["padding_only"] == (True,)
+    # the same with crop (0, 1): output 0 is tap 0
+    u = make_case(id="r", op="conv_transpose1d", in_channels=1, out_channels=1, input_size=1, kernel_size=2,
+                  dilation=3, padding=[[0, 1]])
+    assert derived_names(u.params())["padding_only"] == (False,)
+
+
 def test_an_invalid_case_has_pads_but_no_output_size():
     c = make_case(id="i", op="conv1d", in_channels=2, out_channels=2, input_size=2, kernel_size=5, padding=1,
                   expect="invalid")

@@ -8,7 +8,8 @@ Two things, written once:
   (d*(k-1), how far the dilated kernel reaches past its first tap) and, for valid cases, `out_size`.
   Scalars: `in_per_group` and `out_per_group` (the channel counts of one group, floor-divided for an
   invalid case whose groups do not divide them), `rank`, `transpose` (a transposed conv) and, for valid
-  cases, `acc_len` (K, the most products summed into one output element). An `expect: invalid` case has
+  cases, `acc_len` (K, the most products summed into one output element) and `padding_only` (per axis: no output
+  along it is reached by an input element; a forward conv's windows all read padding). An `expect: invalid` case has
   no `out_size` nor `acc_len` (an expression using one does not match it); the pads exist for it too.
 * `Atom`s: boolean features of a case, each a `when` expression (`text`) with its words (`words`), so that
   whatever rule scope inference builds from them is a selector convdiff already evaluates. Per-axis
@@ -154,7 +155,7 @@ class Atom:
 
 
 DERIVED_NAMES = ("pad_before", "pad_after", "pad_total", "reach", "in_per_group", "out_per_group", "rank",
-                 "transpose", "out_size", "acc_len")
+                 "transpose", "out_size", "acc_len", "padding_only")
 _last_names: tuple[Any, dict[str, Any]] = (None, {})  # the last mapping asked for: a result is matched
 # against every entry of its backend with the same `params` object, so its names are made once
 
@@ -189,7 +190,19 @@ def _derive(params: dict[str, Any]) -> dict[str, Any]:
     if params.get("expect", "valid") != "invalid":
         names["out_size"] = tuple(geo.out_size)
         names["acc_len"] = names["in_per_group"] * math.prod(k)
+        names["padding_only"] = tuple(padding_only(transpose, *axis) for axis in
+                                      zip(n, k, s, d, names["pad_before"], geo.out_size))
     return names
+
+
+def padding_only(transpose: bool, n: int, k: int, s: int, d: int, pb: int, o: int) -> bool:
+    """Whether every output along one axis is reached by no input element (so holds the bias alone): a forward
+    conv's every window reads padding only; a transposed conv's every output position (uncropped, q + pb) is
+    hit by no tap i*s + t*d. True for an axis without outputs."""
+    if transpose:
+        hit = {i * s + t * d - pb for i in range(n) for t in range(k)}
+        return not any(0 <= q < o for q in hit)
+    return all(not any(0 <= j * s - pb + t * d < n for t in range(k)) for j in range(o))
 
 
 def selector_names(params: dict[str, Any]) -> dict[str, Any]:
