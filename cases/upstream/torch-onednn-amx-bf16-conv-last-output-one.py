@@ -10,7 +10,7 @@ Expected: The float32 result within bfloat16 rounding.
 Mechanism: In brg_conv_fwd:avx10_1_512_amx, estimate_brgemm_ur (jit_brgemm_conv_utils.cpp, oneDNN v3.12.0) sets LDA *= ext_kw when ow == 1; under os blocking a call's rows are then stride_w * ext_kw * ic apart, not one input row: row 0 is right, later rows read wrong input.
 
 Symptoms:
-torch.ao uint8 conv2d/conv3d (onednn, x86 engines): up to 255 units off.
+torch.ao uint8 conv2d/conv3d (onednn, x86): up to 255 off; Zen 5 too (avx512_core_vnni).
 OpenVINO 2026.4.1 (its oneDNN fork): bf16 and int8, the same kernel.
 conv_transpose3d grad_input, input 5x5x1, stride (1, 3, 2): off by 0.95.
 """
