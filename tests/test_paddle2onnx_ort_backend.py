@@ -86,3 +86,42 @@ def test_stale_export_dirs_of_dead_workers_are_removed(tmp_path, monkeypatch) ->
     alive.mkdir()
     remove_stale_dirs()
     assert not dead.exists() and alive.exists()
+
+
+
+def test_a_conversion_abandoned_by_sys_exit_retires_the_worker() -> None:
+    """paddle2onnx ends a conversion it refuses with sys.exit (here output_padding above the stride). Paddle's
+    static-graph state it leaves made later exports in that process fail: a fuzz's conv1d "due to
+    'conv1d_transpose_0.w_0'", a conv2d by SIGFPE (2026-12-01). The adapter asks for its worker to be replaced
+    after such a refusal (Backend.stale_after_refusal; the pool's side: test_failures.py), and only then: the
+    adapter in a process of its own, as a worker runs it, first on a valid case, then on that one."""
+    import subprocess
+    import sys
+
+    script = """
+import json
+from backends.onnx.paddle2onnx_ort import Paddle2OnnxOrtBackend
+from harness.model.build import make_case
+from harness.numerics.inputs import make_inputs
+b = Paddle2OnnxOrtBackend()
+b.setup("cpu")
+seen = []
+for case in (make_case(id="ok", op="conv1d", in_channels=2, out_channels=2, input_size=12, kernel_size=5),
+             make_case(id="exit", op="conv_transpose1d", in_channels=2, out_channels=2, input_size=12,
+                       kernel_size=5, stride=2, dilation=2, output_padding=4, expect="invalid")):
+    try:
+        b.run(case, make_inputs(case), "cpu")
+        seen.append([case.id, "ran", b.stale_after_refusal(case)])
+    except Exception as exc:
+        seen.append([case.id, str(exc)[:80], b.stale_after_refusal(case)])
+print(json.dumps(seen))
+"""
+    env = {**os.environ, "CONVDIFF_CACHE": "off"}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=env,
+                         cwd=Path(__file__).resolve().parents[1])
+    assert out.returncode == 0, out.stderr[-2000:]
+    import json
+
+    (ok, ran, stale_ok), (_, why, stale_ex) = json.loads(out.stdout.strip().splitlines()[-1])
+    assert (ok, ran, stale_ok) == ("ok", "ran", False)
+    assert "sys.exit" in why and stale_ex is True, why

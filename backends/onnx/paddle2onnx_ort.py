@@ -80,6 +80,7 @@ class Paddle2OnnxOrtBackend(OrtBase):
 
         self.converter_version = str(paddle2onnx.__version__)
         self.cache = ArtifactCache("paddle2onnx")  # backends/artifacts.py: a warm run exports nothing
+        self.exited = False  # an export ended in paddle2onnx's sys.exit: this process is not to be trusted again
         self.salt = {"paddle": self.paddle.__version__, "paddle2onnx": self.converter_version,
                      "sources": sources_digest(SOURCES)}
 
@@ -137,6 +138,7 @@ class Paddle2OnnxOrtBackend(OrtBase):
                 with contextlib.redirect_stdout(log):
                     paddle.onnx.export(layer, os.path.join(tmp, "model"), input_spec=spec)
             except SystemExit as exc:  # paddle2onnx's logging.error calls sys.exit(-1) on a failed conversion
+                self.exited = True
                 errors = [ln for ln in log.getvalue().splitlines() if "[ERROR]" in ln or "Error:" in ln]
                 raise RuntimeError(f"paddle.onnx.export called sys.exit({exc.code}): "
                                    + (ANSI.sub("", errors[-1]).strip() if errors else "no error logged")) from None
@@ -148,6 +150,14 @@ class Paddle2OnnxOrtBackend(OrtBase):
                 raise RuntimeError("paddle.onnx.export wrote no model (paddle2onnx logged the error and returned)")
             with open(path, "rb") as fh:
                 return fh.read()
+
+    def stale_after_refusal(self, case: Case) -> bool:
+        """A conversion paddle2onnx abandoned by sys.exit leaves Paddle's static-graph state behind: the next
+        export in the process names a parameter of the abandoned model ("Failed to convert PaddlePaddle model due
+        to 'conv1d_transpose_0.w_0'" for a conv1d) or dies by SIGFPE in pir::Value::attribute (paddlepaddle 3.3.1,
+        paddle2onnx 2.1.0, measured 2026-12-01). A user's process ends at that sys.exit; the worker that caught it
+        is replaced, so that no later case inherits the failure."""
+        return self.exited
 
     def run(self, case: Case, inputs: Inputs, device: str) -> Output:
         cls, args = self.layer_args(case)
