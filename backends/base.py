@@ -292,6 +292,13 @@ class Backend:
         then replaced by a fresh one before the next case."""
         return False
 
+    def stale_after_run(self, case: Case) -> bool:
+        """Whether running `case` may leave this process broken for later cases even when it answers: a kernel that
+        writes past its output buffer (torch-ao-qnnpack's ConvTranspose3d) corrupts the heap, and a later case's
+        allocation then aborts or reads garbage. The worker that ran it is replaced before the next case, so that
+        damage costs no other case's result."""
+        return False
+
     def prepare(self, cases: list[Case], device: str, inputs: list[Inputs] | None = None) -> dict[str, int]:
         """Build ahead, `batch_size` cases at a time, what run() will build per case (one compiled
         module for many cases, stored in the adapter's cache), so that run() finds it built. run()

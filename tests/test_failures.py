@@ -79,3 +79,15 @@ def test_a_worker_whose_refusal_leaves_stale_state_is_replaced() -> None:
     got = {r.case_id: r.status for r in run_on(cases, ["fault:stale_after_refusal"])}
     assert got == {"first": "pass", "refuse_one": "rejected", "second": "pass", "refuse_two": "rejected",
                    "third": "pass"}, got
+
+
+def test_a_worker_left_broken_by_a_case_it_answered_is_replaced() -> None:
+    """fault:stale_after_run answers a "corrupt" case right and then adds 1 to every later output of its process (as
+    torch-ao-qnnpack's ConvTranspose3d leaves a heap it wrote past for the next case); the worker is replaced after
+    each such case, so every case, the corrupting ones included, is judged right against the oracle."""
+    from .helpers import run_on
+
+    cases = [make_case(id=f"{name}", op="conv1d", in_channels=2, out_channels=3, input_size=6, kernel_size=3)
+             for name in ("first", "corrupt_one", "second", "third", "corrupt_two", "fourth")]
+    got = {r.case_id: r.status for r in run_on(cases, ["fault:stale_after_run"])}
+    assert got == dict.fromkeys(("first", "corrupt_one", "second", "third", "corrupt_two", "fourth"), "pass"), got

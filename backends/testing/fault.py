@@ -9,6 +9,9 @@ loaded machine causes, which a retry on a fresh worker must not report as a time
 refuses a case whose id starts with "refuse", and its process then adds 1 to every later output, as
 paddle.inference applies a refused model's fused activation to the next predictor's conv: the adapter's
 `stale_after_refusal` has the harness replace the worker after each refusal, so later answers stay right.
+`stale_after_run` answers a case whose id starts with "corrupt" right, and its process then adds 1 to every later
+output, as a kernel that writes past its output buffer leaves the heap for the next case (torch-ao-qnnpack's
+ConvTranspose3d): the adapter's `stale_after_run` has the harness replace the worker after such a case.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from harness.numerics.inputs import Inputs
 from harness.numerics.oracle import reference
 
 FAULT_MODES = ("segfault", "abort", "hang", "hang_once", "exception", "oom", "wrong_shape", "nan", "build_abort", "build_hang",
-               "stale_after_refusal")
+               "stale_after_refusal", "stale_after_run")
 STALE = {"refused": False}  # stale_after_refusal: whether this process refused a case
 
 
@@ -66,6 +69,8 @@ class FaultBackend(Backend):
             raise Rejected("injected fault: refused, and the process keeps a stale state")
         ref = reference(case, inputs.x, inputs.w, inputs.b, inputs.epilogue)[0]
         out = ref.astype(inputs.x.dtype) + (1 if STALE["refused"] else 0)
+        if self.mode == "stale_after_run" and case.id.startswith("corrupt"):
+            STALE["refused"] = True  # this answer is right; the process is not, from here on
         if self.mode == "wrong_shape":
             out = np.concatenate([out, out[..., -1:]], axis=-1)
         if self.mode == "nan":
@@ -74,6 +79,9 @@ class FaultBackend(Backend):
 
     def stale_after_refusal(self, case: Case) -> bool:
         return self.mode == "stale_after_refusal"
+
+    def stale_after_run(self, case: Case) -> bool:
+        return self.mode == "stale_after_run" and case.id.startswith("corrupt")
 
     def fail_build(self) -> dict[str, bytes]:
         if self.mode == "build_abort":

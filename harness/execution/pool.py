@@ -395,7 +395,7 @@ class Worker:
             return self._died(elapsed)
         self.head_since = time.monotonic()
         retire = payload.pop("retire", False)
-        if retire:  # it ended after this answer (stale_after_refusal, or its memory budget): a fresh one next
+        if retire:  # it ended after this answer (stale_after_refusal or stale_after_run, or its memory budget): a fresh one next
             self.memory_retires += retire == "memory"
             self.kill()
         return payload

@@ -209,7 +209,7 @@ def worker_main(requests: Any, replies: Any, backend_name: str, device: str) -> 
         result = execute(backend, case, inputs, device)
         if case.gradient_outputs:  # the backward pass: each gradient classified on its own
             result["grads"] = execute_gradients(backend, case, inputs, device, result)
-        retire = result["status"] == "rejected" and backend.stale_after_refusal(case)
+        retire = (result["status"] == "rejected" and backend.stale_after_refusal(case)) or backend.stale_after_run(case)
         if retire:  # the pool replaces this process: the cases queued behind go to the fresh one
             result["retire"] = True
         elif over_budget(start_mb):  # grown beyond its share of the machine's memory (harness/execution/memory.py)
