@@ -62,6 +62,10 @@ def test_supports_says_what_the_x86_recipe_quantizes() -> None:
     assert "uint8/int8 cases only" in (be.supports(make_case(op="conv2d", **COMMON), "cpu") or "")
     wzp = make_case(op="conv2d", dtype="uint8", quant={"w_zero_point": 3}, **COMMON)
     assert "symmetric weight" in (be.supports(wzp, "cpu") or "")
+    # an invalid asymmetric negative pad: F.pad would crop it into a valid conv, so torch would judge nothing
+    # (the seed-3 fuzz, 2026-12-01: fuzz_3_1438, pads ((2, -1), (9, 9)), judged accepted_invalid before)
+    cropped = make_case(op="conv2d", dtype="uint8", padding=[[2, -1], [1, 1]], expect="invalid", **COMMON)
+    assert "asymmetric negative padding" in (be.supports(cropped, "cpu") or "")
 
 
 NEEDS_TORCHAO = pytest.mark.skipif(

@@ -52,7 +52,7 @@ import os
 import numpy as np
 
 from backends.base import Backend, Capabilities, HostFact, Output, Rejected, Unsupported
-from backends.torch.eager import TorchBackend
+from backends.torch.eager import TorchBackend, invalid_padding_reason
 from backends.torch.inductor import TorchInductorBackend, cache_dir, isa_setting, rejection, vec_isa
 from backends.torch.onednn_probe import int8_conv_isa
 from backends.torch.threads import TorchThreads
@@ -134,7 +134,7 @@ class TorchPt2eBackend(TorchThreads, Backend):
             return INT8_REASON
         if case.quant is not None and case.quant.w_zero_point:
             return WZP_REASON
-        return None
+        return invalid_padding_reason(case)  # as torch-ao's engines: F.pad's crop would judge it, not torch
 
     def run(self, case: Case, inputs: Inputs, device: str) -> Output:
         reason = self.supports(case, device)
