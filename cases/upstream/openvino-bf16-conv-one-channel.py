@@ -3,11 +3,15 @@
 Kind: wrong-value
 Ask: a fix: the bf16 brgconv convolution should compute these shapes as the f32 path does.
 
-What happens: Where the CPU plugin executes in bf16 (the default on AVX512_BF16 CPUs; here an Intel Xeon with AMX), a GroupConvolution of a 4x2x4x3 input (2 groups, one input channel and two outputs each), kernel 3x4, strides (1, 3), pads_begin (2, 1), pads_end (0, 1), whose output width is 1, runs as brgconv_avx512_bf16 and returns 48 of 64 outputs wrong by up to 31 on small integers, exact in bf16. INFERENCE_PRECISION_HINT f32 (jit_avx512_f32) is right. In a sweep of 800 random one-channel bf16 convolutions (AMD Zen 4), each of the 18 wrong ones had either this shape (a last stride > 1 with output width 1, several outputs along the height) or an input depth of 1 (another defect). PyTorch gives the same wrong values through oneDNN's brg_conv_fwd.
+What happens: Where the CPU plugin executes in bf16 (the default on AVX512_BF16 CPUs; here an Intel Xeon with AMX), a GroupConvolution of a 4x2x4x3 input (2 groups, one input channel and two outputs each), kernel 3x4, strides (1, 3), pads_begin (2, 1), pads_end (0, 1), whose output width is 1, runs as brgconv_avx512_bf16 and returns 48 of 64 outputs wrong by up to 31 on small integers, exact in bf16. INFERENCE_PRECISION_HINT f32 (jit_avx512_f32) is right. PyTorch gives the same wrong values through oneDNN's brg_conv_fwd.
 
 Expected: the f32 result (https://docs.openvino.ai/2026/documentation/openvino-ir-format/operation-sets/operation-specs/convolution/group-convolution-1.html).
 
 Mechanism: not located: the brgconv_avx512_bf16 kernel the plugin reports (OpenVINO's oneDNN fork). pytorch/pytorch#169688 reports wrong bf16 brg_conv_fwd results at output width 1 with a width stride > 1.
+
+Symptoms:
+float32 and bfloat16 models: one input channel per group, conv2d and conv3d.
+int8 QDQ models in channels_last: run as a bf16 Convolution, the same rows wrong (conv3d: where the input depth is 1).
 """
 import sys
 

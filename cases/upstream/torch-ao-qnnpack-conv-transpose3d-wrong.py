@@ -3,15 +3,16 @@
 Kind: wrong-value
 Ask: Please pass the depth to qnnpackDeConv in the 3-D branch (as the forward conv does), or refuse 3-D transposed convs under qnnpack.
 
-What happens: Under the qnnpack engine, quantized ConvTranspose3d returns depth plane 0 right and the other planes as whatever the output buffer held: a 1x1x1 identity kernel over an input of depth 3 holding 10..120 returns [0, 0, 0, 0] in one run and [32, 100, 101, 99] / [111, 109, 112, 32] (bytes of ASCII text) in another for planes 1 and 2; random data is 222-255 units of y off. Depth 1, qnnpack's ConvTranspose1d/2d and Conv3d, and fbgemm are right.
+What happens: Under the qnnpack engine, quantized ConvTranspose3d returns depth plane 0 right and the other planes as whatever the output buffer held: a 1x1x1 identity kernel over an input of depth 3 holding 10..120 returns zeros in one run and bytes of ASCII text in another for planes 1 and 2; random data is 222-255 units of y off. Output depth 1 at batch 1 without output_padding, qnnpack's ConvTranspose1d/2d and Conv3d, and fbgemm are right.
 
 Expected: Every output plane computed (https://pytorch.org/docs/stable/generated/torch.ao.nn.quantized.ConvTranspose3d.html).
 
 Mechanism: PackedConvWeightsQnnp<3>::apply_impl (aten/src/ATen/native/quantized/cpu/qconv.cpp, torch 2.13.0) allocates the output uninitialized and, transposed, calls qnnpack::qnnpackDeConv(..., N, H, W, ...) without the depth, where the forward branch passes N, D, H, W. PR #66350, which brought 3-D convolution to qnnpack, left the transposed case for later.
 
 Symptoms:
-Any ConvTranspose3d with an output depth above 1: planes 1.. wrong, by up to 255 units of y.
-Where no input reaches any output (every output the bias alone), the stale planes can hold the right value, and the result then looks right.
+Output depth above 1: planes 1.. wrong; at batch N only the first N of the N x depth planes are written.
+output_padding > 0, depth 1 too: wrong, and it writes past the output (the next allocation aborts: "double free or corruption").
+Where every output is the bias alone, the stale planes can hold the right value.
 """
 import sys
 import warnings
