@@ -12,7 +12,8 @@ Mechanism: The conv rule in torch/_subclasses/fake_impls.py picks channels-last 
 Symptoms:
 bfloat16 depthwise ConvTranspose1d on a channels-last input of length 1, batch 2, without oneDNN bfloat16 kernels.
 float64 grouped Conv1d on an (N, L, C) input of length 1.
-Channels-last Conv2d/Conv3d with one input channel, recompiled for a second batch size: contiguous output expected, channels-last returned.
+Channels-last Conv2d/Conv3d with one input channel, recompiled for a second batch size.
+Grouped ConvTranspose1d/2d, one input channel per group, 1x1 channels-last input, output_padding >= stride: float32.
 """
 import os
 os.environ["ONEDNN_MAX_CPU_ISA"] = "AVX2"  # no oneDNN bfloat16 kernels: torch runs slow_conv_transpose2d
