@@ -3,11 +3,15 @@
 Kind: invalid-accepted
 Ask: please make the inference predictor refuse a convolution whose weight dtype differs from its input's, with the error the dynamic graph gives.
 
-What happens: on CPU with paddlepaddle 3.3.1, a Conv3D(4, 2, 2, groups=2) whose weight is bfloat16 or int8, saved by paddle.jit.save with a float32 input spec and run by paddle.inference (oneDNN on, the CPU default), returns a float32 output of shape (1, 2, 3, 3, 3) (int8 values taken as floats). The dynamic graph raises "The type of data we are trying to retrieve (float32) does not match the type of data (bfloat16)". Conv1D and Conv2D alike, both data formats; with a bias, 4 of 6 are refused per dtype. float16, float64, uint8, int16, int32 and int64 weights are refused ("Ref tensor type (float16) is not supported by oneDNN", "Unsupported dtype").
+What happens: on CPU with paddlepaddle 3.3.1, a Conv3D(4, 2, 2, groups=2) whose weight is bfloat16 or int8, saved by paddle.jit.save with a float32 input spec and run by paddle.inference (oneDNN on, the CPU default), returns a float32 output of shape (1, 2, 3, 3, 3) (int8 values taken as floats). The dynamic graph raises "The type of data ... (float32) does not match the type of data (bfloat16)". Conv1D and Conv2D alike; with a bias, 4 of 6 are refused. Weights of the other dtypes are refused ("Ref tensor type (float16) is not supported by oneDNN").
 
 Expected: the dynamic graph's error: a saved model should not run a convolution its layer refuses.
 
 Mechanism: not located beyond this: the oneDNN conv kernel (paddle/phi/kernels/onednn/conv_kernel.cc) reorders the weight to the primitive's data type, and oneDNN's reorder takes bfloat16 and int8 (not float16), so no check fires.
+
+Symptoms:
+A bfloat16 or int8 weight, float32 input: Conv1D/2D/3D.
+A uint8 or int8 input to a float32 Conv1D or Conv2D without a bias.
 """
 import tempfile
 
