@@ -13,7 +13,7 @@ Symptoms:
 float16 ConvTranspose1d/2d/3d on CPUs without AVX512-FP16.
 bfloat16 ConvTranspose1d/2d/3d without oneDNN bfloat16 kernels (AVX2 CPUs, ONEDNN_MAX_CPU_ISA=AVX2).
 float16/bfloat16 ConvTranspose with output_padding >= stride on any CPU: torch does not hand it to oneDNN (7 of 96 shapes off).
-bfloat16 and float16 Conv1d/2d/3d grad_input without oneDNN kernels of that type (Slow2d, Slow3d).
+bfloat16/float16 Conv1d/2d/3d grad_input without oneDNN kernels of that type (Slow2d, Slow3d).
 """
 import os
 os.environ["ONEDNN_MAX_CPU_ISA"] = "AVX2"  # no oneDNN half kernels: torch's own slow_conv_transpose runs
