@@ -30,7 +30,7 @@ from harness.numerics.oracle import reference
 
 FAULT_MODES = ("segfault", "abort", "hang", "hang_once", "exception", "oom", "wrong_shape", "nan", "build_abort", "build_hang",
                "stale_after_refusal", "stale_after_run")
-STALE = {"refused": False}  # stale_after_refusal: whether this process refused a case
+STALE = {"refused": False}  # whether this process refused (stale_after_refusal) or ran a "corrupt" case (stale_after_run)
 
 
 class FaultBackend(Backend):

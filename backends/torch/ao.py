@@ -210,7 +210,6 @@ class TorchAoOnednnBackend(TorchAoBackend):
 class TorchAoQnnpackBackend(TorchAoBackend):
     name, engine = "torch-ao-qnnpack", "qnnpack"
 
-
     def stale_after_run(self, case: Case) -> bool:
         """qnnpack's ConvTranspose3d writes past its output buffer where the full output is extended (output_padding,
         or SAME's missing tail): the next case in the process then dies in malloc or free ("double free or corruption",
