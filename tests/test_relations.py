@@ -32,6 +32,7 @@ from harness.numerics.relations import (
     RelationError,
     adjoint_partner,
     applies,
+    forms_products,
     grid_step,
     min_normal_exponent,
     parse_relations,
@@ -107,6 +108,23 @@ def test_no_partner_where_output_padding_exceeds_the_padding():
     case = make_case(op="conv_transpose1d", in_channels=1, out_channels=1, input_size=5, kernel_size=2, stride=1,
                      dilation=3, output_padding=2)
     assert adjoint_partner(case) is None and not applies(case, "adjoint")
+
+
+def test_subnormal_relation_leaves_out_cases_whose_outputs_read_padding_only():
+    # findings.yaml f32_conv3d_all_padding_output: height input 1, kernel 2 at dilation 2, padding 1, stride 3:
+    # the one height output reads padded rows 0 and 2, both padding, so no input meets a weight and flushing
+    # subnormal data to zero cannot change a result. With padding 2 on that axis, padded row 2 is input row 0.
+    case = make_case(op="conv3d", in_channels=1, out_channels=3, input_size=[5, 1, 3], kernel_size=[7, 2, 2],
+                     stride=[1, 3, 2], padding=[3, 1, 2], dilation=[1, 2, 2])
+    assert not forms_products(case) and not applies(case, "subnormal") and applies(case, "scaling")
+    reads = make_case(op="conv3d", in_channels=1, out_channels=3, input_size=[5, 1, 3], kernel_size=[7, 2, 2],
+                      stride=[1, 3, 2], padding=[3, 2, 2], dilation=[1, 2, 2])
+    assert forms_products(reads) and applies(reads, "subnormal")
+    # a transposed conv whose crop removes the one position an input reaches: input 1, kernel 1, stride 2 and
+    # output_padding 1 give positions 0 (the tap's) and 1 (the extension); cropping 1 before keeps position 1 only
+    crop = make_case(op="conv_transpose1d", in_channels=2, out_channels=2, input_size=1, kernel_size=1, stride=2,
+                     padding=[[1, 0]], output_padding=1)
+    assert crop.geometry.out_size == (1,) and not forms_products(crop)
 
 
 def test_relations_leave_out_cases_above_the_size_limit():

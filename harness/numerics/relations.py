@@ -34,6 +34,7 @@ import ml_dtypes
 import numpy as np
 
 from harness.model.case import FLOAT_DTYPES, Case, resolve_geometry
+from harness.model.features import padding_only
 from harness.model.shard import case_macs
 from harness.numerics.inputs import NUMPY_DTYPES, Inputs
 
@@ -107,11 +108,21 @@ def applies(case: Case, relation: str) -> bool:
         return case.dtype in FLOAT_DTYPES and not case.epilogue
     if relation == "adjoint":  # linear in x: the bias and epilogue are left out, quantization is not
         return case.dtype in FLOAT_DTYPES and adjoint_partner(case) is not None
-    if relation == "subnormal":
-        return case.dtype in FLOAT_DTYPES
+    if relation == "subnormal":  # subnormal data must meet a weight: no product, no test of it
+        return case.dtype in FLOAT_DTYPES and forms_products(case)
     if relation == "batch":
         return case_macs(with_batch(case, max(7, case.batch))) <= MAX_BATCH_MACS
     return True
+
+
+def forms_products(case: Case) -> bool:
+    """Whether some output element sums a product of an input element and a weight. False where, along some
+    axis, every output reads padding only (or no output exists): every output is then the bias alone, and data
+    placed in the subnormal range never reaches a multiply, so a target that flushes it passes unseen."""
+    geo = case.geometry
+    assert geo is not None
+    return not any(padding_only(case.transpose, n, k, s, d, pb, o) for n, k, s, d, (pb, _), o in zip(
+        case.input_size, case.kernel_size, case.stride, case.dilation, geo.pads, geo.out_size))
 
 
 def derive(case: Case, tag: str, **changes: object) -> Case:
