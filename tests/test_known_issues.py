@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.judge.known_issues import load_known_issues
+from harness.judge.known_issues import derived_names, load_known_issues
 from harness.model.build import make_case
 from harness.model.loader import load_cases
 from harness.model.predicate import PredicateError, compile_predicate, evaluate
@@ -58,6 +58,10 @@ def test_predicate_evaluates_over_params():
     assert evaluate(code, CASE.params())
     nested = compile_predicate("any(k < max(input_size) for k in kernel_size)")  # params visible in generators
     assert evaluate(nested, CASE.params())
+    # prod: a GEMM's size from the case (7 input positions x 2 output channels x 3 taps x 2 input channels = 84)
+    assert evaluate(compile_predicate("prod(input_size) * out_per_group * acc_len == 84"),
+                    {**CASE.params(), **derived_names(CASE, "out")})
+    assert not evaluate(compile_predicate("prod(kernel_size) * 2 > 6"), CASE.params())
 
 
 @pytest.mark.parametrize("expr,output,hit", [

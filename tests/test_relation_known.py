@@ -35,6 +35,18 @@ issues:
     status: shape_mismatch
     reason: the transposed conv ignores its crop
     link: none
+  - id: refuses-another-batch
+    backend: target
+    cases: {op: conv3d, output: relation:batch}
+    status: rejected
+    reason: the graph kept from the case's batch refuses another batch
+    link: none
+  - id: one-channel-conv3d-wrong
+    backend: target
+    cases: {op: conv3d, in_channels: 1}
+    status: mismatch
+    reason: the kernel for one input channel writes part of the output wrong
+    link: none
 """
 
 
@@ -43,13 +55,14 @@ def rounded(case, inputs) -> np.ndarray:
     return np.asarray(reference(case, inputs.x, inputs.w, inputs.b, inputs.epilogue)[0]).astype(NUMPY_DTYPES[case.dtype])
 
 
-def judge(tmp_path, name, case, subs, host=None):
+def judge(tmp_path, name, case, subs, host=None, main=None):
     path = tmp_path / "known.yaml"
     path.write_text(textwrap.dedent(ENTRIES))
     inputs = make_inputs(case)
     oracle = oracle_for(case, inputs)
     runs = variants(case, inputs, oracle, (name,))
-    payload = {"status": "ok", "array": rounded(case, inputs), "relation_runs": runs,
+    array = rounded(case, inputs) if main is None else main(rounded(case, inputs))
+    payload = {"status": "ok", "array": array, "relation_runs": runs,
                "relations": {k: v(runs[k.partition(":")[0]]) if callable(v) else v for k, v in subs.items()},
                "relation_names": (name,)}
     worker = SimpleNamespace(version="1", device="cpu", host=host or {"tf_onednn": True})
@@ -89,3 +102,25 @@ def test_a_derived_run_of_the_wrong_shape_takes_its_forward_shape_issue(tmp_path
     assert rec.known_status == ["mismatch"] and "the adjoint partner: known issue" in rec.message
     right = judge(tmp_path, "adjoint", case, {"adjoint": ok})
     assert right.status in ("pass", "within_bound") and right.known_issue is None, right.message
+
+
+def test_a_wrong_case_explains_its_relation_where_the_relations_own_entry_lists_another_status(tmp_path):
+    """The case's own forward result is wrong (an entry says so) and the batch relation sees it differ from the
+    batch runs: the entry for the batch relation selects the record but lists only `rejected`, so it does not
+    explain a mismatch; the case's own entry does. A right case under the same entries stays unexplained by
+    either (it passes)."""
+    case = make_case(op="conv3d", in_channels=1, out_channels=2, input_size=[3, 4, 4], kernel_size=2, batch=2)
+
+    def garbage(out: np.ndarray) -> np.ndarray:
+        wrong = out.copy()
+        wrong[0, 0, 0, 0, 0] = np.float32(3.5e36)  # one element the kernel never wrote
+        return wrong
+
+    inputs = make_inputs(case)
+    subs = {key: ok for key in variants(case, inputs, oracle_for(case, inputs), ("batch",))}
+    assert subs, "the batch relation applies to a batch-2 case"
+    rec = judge(tmp_path, "batch", case, subs, main=garbage)
+    assert rec.status == "mismatch" and rec.known_issue == "one-channel-conv3d-wrong", rec.message
+    assert rec.known_status == ["mismatch"] and "the case itself: known issue" in rec.message
+    right = judge(tmp_path, "batch", case, subs)
+    assert right.status in ("pass", "within_bound"), right.message

@@ -3,7 +3,7 @@
 Some divergences depend on relations between fields (input length not a multiple of
 the stride, kernel shorter than the stride), which value selectors cannot say. The
 expression is parsed with `ast` and only a whitelist of node types and functions is
-allowed: no attributes, no imports, no calls beyond any/all/zip/min/max/len/sum/range/abs.
+allowed: no attributes, no imports, no calls beyond any/all/zip/min/max/len/sum/prod/range/abs.
 
     when: "any(n % s or k < s for n, s, k in zip(input_size, stride, kernel_size))"
     when: "any(d > 1 and pb > 0 for d, pb in zip(dilation, pad_before))"
@@ -17,11 +17,12 @@ Beside the parameters it sees derived names (harness/model/features.py): per axi
 from __future__ import annotations
 
 import ast
+import math
 from typing import Any
 
 from harness.model.case import later_defaults
 
-FUNCTIONS = {f.__name__: f for f in (any, all, zip, min, max, len, sum, range, abs)}
+FUNCTIONS = {f.__name__: f for f in (any, all, zip, min, max, len, sum, math.prod, range, abs)}
 ALLOWED = (
     ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.USub, ast.BinOp, ast.Add,
     ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.Compare, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt,
@@ -44,7 +45,7 @@ def compile_predicate(text: str) -> Any:
         if not isinstance(node, ALLOWED):
             raise PredicateError(f"'{type(node).__name__}' is not allowed in an expression")
         if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name) and node.func.id in FUNCTIONS):
-            raise PredicateError("only any, all, zip, min, max, len, sum, range, abs may be called")
+            raise PredicateError("only any, all, zip, min, max, len, sum, prod, range, abs may be called")
     return compile(tree, "<when>", "eval")
 
 
