@@ -3,7 +3,7 @@
 Kind: valid-refused
 Ask: Please make the FakeTensor conv rule predict the strides the slow transposed-conv kernels return, or have those kernels honour the predicted memory format.
 
-What happens: Without oneDNN kernels for the dtype (bfloat16 under ONEDNN_MAX_CPU_ISA=AVX2 or on AVX2-only CPUs; float32 under torch.backends.mkldnn.flags(enabled=False)), torch.compile of a depthwise ConvTranspose1d(4, 4, 2, groups=4) on an (N, L, C) input moved to (N, C, L), batch 2, length 1, fails at run time: "AssertionError: expected size 4==4, stride 2==1 at dim=1". Eager returns strides (8, 2, 1); FakeTensor predicts (8, 1, 4). Batch 1, a longer input, or an op after the conv are right.
+What happens: Without oneDNN kernels for the dtype (bfloat16 under ONEDNN_MAX_CPU_ISA=AVX2 or on AVX2-only CPUs; float32 under torch.backends.mkldnn.flags(enabled=False)), torch.compile of a depthwise ConvTranspose1d(4, 4, 2, groups=4) on an (N, L, C) input moved to (N, C, L), batch 2, length 1, fails: "AssertionError: expected size 4==4, stride 2==1 at dim=1". Eager returns strides (8, 2, 1); FakeTensor predicts (8, 1, 4). Batch 1, a longer input, or an op after the conv are right.
 
 Expected: The compiled module returns what eager returns.
 
@@ -12,7 +12,7 @@ Mechanism: The conv rule in torch/_subclasses/fake_impls.py picks channels-last 
 Symptoms:
 bfloat16 depthwise ConvTranspose1d on a channels-last input of length 1, batch 2, without oneDNN bfloat16 kernels.
 float64 grouped Conv1d on an (N, L, C) input of length 1.
-Channels-last Conv2d/Conv3d with one input channel, recompiled for a second batch size.
+Channels-last Conv2d/Conv3d, 1 input channel, several output channels and positions, after a batch change.
 Grouped ConvTranspose1d/2d, one input channel per group, 1x1 channels-last input, output_padding >= stride: float32.
 """
 import os
