@@ -336,3 +336,19 @@ def test_output_padding_reaches_the_stride_and_above_where_dilation_allows(confi
             elif e > s and d > e:
                 seen.add("above")
     assert seen == {"stride-1", "stride", "above"}, seen
+
+
+def test_gradient_flags_land_on_configs_that_judge_gradients() -> None:
+    """`gradients: true` only where the case judges a gradient (an epilogue, an int8 dtype or an invalid case
+    judges its forward output alone: Case.gradient_outputs), on the given share of those: with share 1 every
+    valid config that can judge one does, with share 0 none does."""
+    every = [config_at(5, i, invalid_rate=0.3, gradient_share=1.0) for i in range(200)]
+    none = [config_at(5, i, invalid_rate=0.3, gradient_share=0.0) for i in range(200)]
+    flagged = [c for c in every if c.case is not None and c.case.gradients]
+    assert flagged and all(c.case.gradient_outputs for c in flagged)
+    assert not any(c.case is not None and c.case.gradients for c in none)
+    # the flag changes nothing else: the same configs, with or without it
+    assert [{k: v for k, v in c.fields.items() if k != "gradients"} for c in every] == [c.fields for c in none]
+    for c in every:  # a valid config left unflagged at share 1 is one that cannot judge a gradient
+        if c.kind == "valid" and not c.case.gradients:
+            assert c.case.epilogue or c.case.quantized or c.case.unbatched

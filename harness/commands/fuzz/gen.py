@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from harness.commands.fuzz.boundary import PADDED_FOCI, boundary, epilogue_fold
@@ -323,13 +323,18 @@ def build_config(index: int, seed: int, kind: str, focus: str, fields: dict[str,
 
 def config_at(seed: int, index: int, invalid_rate: float = 0.2, gradient_share: float = 0.0,
               file: str = "fuzz-cases.yaml") -> Config:
-    """The index-th config of a seed: the same on every call and every machine."""
+    """The index-th config of a seed: the same on every call and every machine. `gradient_share`: of the valid
+    configs that can judge gradients (no epilogue, not quantized: Case.gradient_outputs), the share that does;
+    the flag on one that cannot would judge nothing."""
     kind, gradients = _kind(seed, index, invalid_rate, gradient_share)
     for attempt in range(MAX_ATTEMPTS):
-        focus, fields = config_fields(Draw(f"{seed}:{index}:{attempt}"), kind, gradients)
+        focus, fields = config_fields(Draw(f"{seed}:{index}:{attempt}"), kind)
         built = build_config(index, seed, kind, focus, fields, file)
-        if built is not None:
-            return built
+        if built is None:
+            continue
+        if gradients and built.case is not None and replace(built.case, gradients=True).gradient_outputs:
+            return build_config(index, seed, kind, focus, {**fields, "gradients": True}, file) or built
+        return built
     raise RuntimeError(f"no config for seed {seed} index {index} in {MAX_ATTEMPTS} attempts")
 
 
