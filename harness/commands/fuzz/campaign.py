@@ -49,9 +49,8 @@ from harness.numerics.relations import RelationError, applies, parse_relations
 
 # of the configs: invalid ones (nine classes, harness/commands/fuzz/invalid.py, and the sizes the schema refuses)
 INVALID_RATE = 0.3
-# of the valid configs that can judge gradients (no epilogue, not quantized; 44-47% of the valid ones over seeds 3, 7
-# and 17): `gradients: true`, about 30% of the valid configs. Flagging 30% of all valid configs, as before, left 60%
-# of the flags on configs that judge no gradient (seed 17, 2026-12-01: 253 of 626 judged any)
+# `gradients: true` on this share of the valid configs that can judge them (no epilogue, not int8: 44-47% of the
+# valid ones, seeds 3, 7, 17), about 30% of the valid configs; gen.config_at says why
 GRADIENT_SHARE = 0.65
 # Without --relations: these relations on a seeded share of the cases (subnormals flushed show on any float case,
 # float64 computed in float32 on any scaled float64 one; each runs the case again: on a compiled path, a build)
