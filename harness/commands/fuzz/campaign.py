@@ -49,9 +49,7 @@ from harness.numerics.relations import RelationError, applies, parse_relations
 
 # of the configs: invalid ones (nine classes, harness/commands/fuzz/invalid.py, and the sizes the schema refuses)
 INVALID_RATE = 0.3
-# `gradients: true` on this share of the valid configs that can judge them (no epilogue, not int8: 44-47% of the
-# valid ones, seeds 3, 7, 17), about 30% of the valid configs; gen.config_at says why
-GRADIENT_SHARE = 0.65
+GRADIENT_SHARE = 0.65  # of the valid configs that judge gradients (gen.config_at): about 30% of the valid ones
 # Without --relations: these relations on a seeded share of the cases (subnormals flushed show on any float case,
 # float64 computed in float32 on any scaled float64 one; each runs the case again: on a compiled path, a build)
 DEFAULT_RELATIONS, RELATION_SHARE = ("subnormal", "scaling"), 0.1
@@ -74,7 +72,7 @@ class FuzzUsage(ValueError):
 def add_parser(sub: Any) -> None:
     fz = sub.add_parser("fuzz", help="generate cases from the schema's space, judge them, write down new findings",
                         description="Generate seeded cases biased to the boundaries conv bugs live on, judge them like "
-                        f"`convdiff run` (gradients on {round(GRADIENT_SHARE * 100)}% of the valid ones that can judge them), steer toward new "
+                        f"`convdiff run` (gradients on {round(GRADIENT_SHARE * 100)}% of the valid ones that judge them), steer toward new "
                         "failures, minimize each new "
                         "finding. A target whose cost per case is above twice the reference (the cost of the cheapest third "
                         "of the targets) runs that share of "
