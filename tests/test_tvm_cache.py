@@ -76,3 +76,33 @@ def test_second_sighting_writes_only_the_second_time(tmp_path: Path) -> None:
     assert steps[0]["files"] == ["k" * 32 + ".seen"] and steps[0]["deferred"] == 1
     assert steps[1]["files"] == ["k" * 32 + ".so"]  # marker replaced by the library
     assert all(s["same_as_jit"] for s in steps)
+
+
+MECHANICS = {"backends.base", "backends.artifacts", "backends.digest", "backends.registry"}  # not the model
+
+
+def test_each_adapters_cache_key_covers_the_code_that_writes_its_model() -> None:
+    """A TVM importer builds from a model another family's code writes (torch's module, the ONNX graph, TF's
+    function). Every backends module outside the TVM family and the run's mechanics whose objects an adapter's
+    own modules import is in the sources that key its cache (digest_modules): an edit there must not replay
+    builds of the old model, as an edit of backends/torch/module.py once did for tvm-torch-import."""
+    import inspect
+    import sys
+
+    from backends.tvm.bound import TvmBoundBackend
+    from backends.tvm.direct import TvmBackend, digest_modules
+    from backends.tvm.onnx_import import TvmOnnxImportBackend, TvmOnnxOutputShapeBackend
+    from backends.tvm.tflite_import import TvmTfliteImportBackend
+    from backends.tvm.torch_import import TvmTorchImportBackend
+
+    for cls in (TvmBackend, TvmBoundBackend, TvmTorchImportBackend, TvmOnnxImportBackend, TvmOnnxOutputShapeBackend,
+                TvmTfliteImportBackend):
+        own = {k.__module__ for k in cls.__mro__ if k.__module__.startswith("backends.tvm")}
+        used = set()
+        for name in own:
+            for value in vars(sys.modules[name]).values():
+                module = value.__name__ if inspect.ismodule(value) else getattr(value, "__module__", None)
+                if isinstance(module, str) and module.startswith("backends.") and not module.startswith("backends.tvm"):
+                    used.add(module)
+        missing = used - MECHANICS - set(digest_modules(cls))
+        assert not missing, (cls.__name__, sorted(missing))

@@ -56,10 +56,12 @@ def conv_module(case: Case, inputs: Inputs, cls: str, args: dict[str, Any], pre_
         def __init__(self) -> None:
             super().__init__()
             self.m = getattr(torch.nn, cls)(**args, dtype=getattr(torch, case.dtype))
-            if case.geometry is None:  # an invalid case's tensors as stated (any shape, any dtype), never cast
-                self.m.weight = torch.nn.Parameter(to_tensor(inputs.w), requires_grad=False)
+            if case.geometry is None:  # an invalid case's tensors as stated (any shape, any dtype), never cast;
+                # copied into torch's own (64-byte aligned) memory, as a module's parameters are: numpy's buffer made
+                # TVM's importer refuse a bfloat16 weight or not by where numpy had put it (DLPack wants 64 bytes)
+                self.m.weight = torch.nn.Parameter(to_tensor(inputs.w).clone(), requires_grad=False)
                 if inputs.b is not None:
-                    self.m.bias = torch.nn.Parameter(to_tensor(inputs.b), requires_grad=False)
+                    self.m.bias = torch.nn.Parameter(to_tensor(inputs.b).clone(), requires_grad=False)
                 return
             with torch.no_grad():
                 self.m.weight.copy_(to_tensor(inputs.w))

@@ -31,6 +31,14 @@ from harness.numerics.inputs import Inputs
 PLAN_MODULES = ("backends.tvm.plan", "backends.tvm.epilogue", "backends.pads")
 
 
+def digest_modules(cls: type) -> list[str]:
+    """The modules whose source keys an adapter's cache: its own (backends.tvm), the plan's, and, for an
+    importer, those of the other family that write the model it imports (`model_sources`: torch's module, the
+    ONNX graph, TF's function), or a change there would replay builds of the old model."""
+    modules = {klass.__module__ for klass in cls.__mro__ if klass.__module__.startswith("backends.tvm")}
+    return sorted(modules | set(getattr(cls, "model_sources", ())) | set(PLAN_MODULES))
+
+
 def source_digest(cls: type) -> str:
     """Digest of the adapter's own source files: editing how a module is built invalidates its cache."""
     import hashlib
@@ -38,8 +46,7 @@ def source_digest(cls: type) -> str:
     import sys
 
     h = hashlib.sha256()
-    modules = {klass.__module__ for klass in cls.__mro__ if klass.__module__.startswith("backends.tvm")}
-    for name in sorted(modules | set(PLAN_MODULES)):
+    for name in digest_modules(cls):
         h.update(inspect.getsource(sys.modules[name]).encode())
     return h.hexdigest()[:16]
 

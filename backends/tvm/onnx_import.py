@@ -42,6 +42,7 @@ class TvmOnnxImportBackend(TvmBase):
     """Conv / ConvTranspose with pads, strides, dilations, group, output_padding; SAME_UPPER for same."""
 
     name = "tvm-onnx-import"
+    model_sources = ("backends.onnx.model", "backends.onnx.qmodel")  # what writes the imported model (source_digest)
     use_output_shape = False
     epilogue_ops = ONNX_EPILOGUE_OPS
     quant_form = "qlinear"  # the model onnxruntime reads: QLinearConv (conv ops), QDQ (conv_transpose ops)

@@ -48,6 +48,7 @@ class TvmTfliteImportBackend(TvmBase):
     excludes = TF_EXCLUDES
 
     name = "tvm-tflite-import"
+    model_sources = ("backends.tensorflow.epilogue", "backends.tensorflow.util", "backends.litert.interpreter")  # what writes the imported model (source_digest)
     epilogue_ops = TF_EPILOGUE_OPS  # tf ops in the converted function
     capabilities = Capabilities(
         padding=("same", "valid"),

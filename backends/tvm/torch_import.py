@@ -29,6 +29,7 @@ class TvmTorchImportBackend(TvmBase):
     """torch.nn.ConvNd / ConvTransposeNd, exported and imported into Relax."""
 
     name = "tvm-torch-import"
+    model_sources = ("backends.torch.module", "backends.torch.epilogue", "backends.torch.eager")  # what writes the imported model (source_digest)
     epilogue_ops = EPILOGUE_OPS  # in the module's forward, imported with it
     capabilities = Capabilities(
         padding=("symmetric", "same (conv, stride 1)", "valid (conv)"),
