@@ -275,7 +275,7 @@ def plain_base(q: random.Random, fields: dict[str, Any]) -> dict[str, Any]:
     return f
 
 
-def config_fields(r: Draw, kind: str, gradients: bool = False, op: str | None = None) -> tuple[str, dict[str, Any]]:
+def config_fields(r: Draw, kind: str, op: str | None = None) -> tuple[str, dict[str, Any]]:
     """(focus or invalid class, fields) for a config of `kind` (valid, invalid, schema_invalid); `op`: this op."""
     focus, base = valid_fields(r, op=op)
     if kind == "schema_invalid":
@@ -283,7 +283,7 @@ def config_fields(r: Draw, kind: str, gradients: bool = False, op: str | None = 
     if kind == "invalid":
         clean = random.Random(f"{r.key}:clean")  # a stream of its own: the other invalid configs stay as drawn
         return invalid_fields(r, plain_base(clean, base) if clean.random() < CLEAN_INVALID_SHARE else base)
-    return focus, {**base, "gradients": True} if gradients else base
+    return focus, base  # gradients: config_at, where the built case says whether it judges them
 
 
 def _kind(seed: int, index: int, invalid_rate: float, gradient_share: float) -> tuple[str, bool]:
