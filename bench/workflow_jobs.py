@@ -1,13 +1,14 @@
 """The nightly workflow's jobs, run here as written (tests/gha.py): the nearest thing to a real runner.
 
     .venv/bin/python bench/workflow_jobs.py [--shard N] [--tier smoke|full] [--keep DIR]
+    .venv/bin/python bench/workflow_jobs.py --check probe|repro|upstream|reports [--keep DIR]
 
 Runs nightly.yml's `shard` job for one shard (matrix: cpu, pinned; the workflow_dispatch input `tier`,
 smoke by default here) from a copy of the working tree: its install step (`pip install -c constraints.txt
-... -e '.[all,dev]'` into a fresh .venv), the compile-cache key, `convdiff run --shard N/4 --gradients`,
-the steps that run on that shard, and the fuzz step (600 s; `BENCH_FAST=1` stops before it); then the
-`report` job on that shard's artefacts, twice (the second night diffs against the first night's summary).
-Prints each step's wall time and exit status. Every `uses:` is done by a local equivalent (tests/gha.py).
+... -e '.[all,dev]'` into a fresh .venv), the compile-cache key, `convdiff run --shard N/4 --gradients`
+and the fuzz step (600 s; `BENCH_FAST=1` stops before it); then the `report` job on that shard's artefacts,
+twice (the second night diffs against the first night's summary). With --check, one `checks` job instead
+(pinned): its install and the check's steps. Prints each step's wall time and exit status. Every `uses:` is done by a local equivalent (tests/gha.py).
 tests/test_install_matrix.py runs the report job in make test; this runs the rest.
 """
 
@@ -85,6 +86,7 @@ def main() -> int:
     ap.add_argument("--shard", type=int, default=4)
     ap.add_argument("--tier", default="smoke")
     ap.add_argument("--keep", help="work here and keep it (default: a temporary directory)")
+    ap.add_argument("--check", choices=("probe", "repro", "upstream", "reports"), help="run this `checks` job instead")
     args = ap.parse_args()
     base = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="workflow-jobs-"))
     store = base / "store"
@@ -94,6 +96,13 @@ def main() -> int:
     stop = "convdiff fuzz (fixed time; seed = date + shard)" if os.environ.get("BENCH_FAST") else None
     status = 0
     start = time.monotonic()
+    if args.check:
+        check = Job(WORKFLOW, "checks", copy_tree(base / "checks"), matrix={"check": args.check, "versions": "pinned"})
+        check.run(local, env)
+        status = show(check, time.monotonic() - start)
+        if not args.keep:
+            shutil.rmtree(base, ignore_errors=True)
+        return status
     shard = Job(WORKFLOW, "shard", copy_tree(base / "shard"), matrix={"shard": args.shard, "device": "cpu",
                 "versions": "pinned"}, inputs={"tier": args.tier})
     shard.run(local, env, stop=stop)

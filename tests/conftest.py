@@ -2,8 +2,8 @@
 
 `@pytest.mark.nightly("why")` marks a test (or a module, by `pytestmark`) that `make test` leaves to the
 nightly for its cost: it is skipped, with its reason, unless CONVDIFF_FULL_TESTS=1, which the nightly sets
-(.github/workflows/nightly.yml: job `tests` runs the harness's tests so, and CPU shards the reproducer tests,
-the upstream reports and the probe). A test that leaves only some of its parameters to the nightly reads
+(.github/workflows/nightly.yml: job `tests` runs the harness's tests so, and the `checks` jobs the reproducer
+tests, the upstream reports and the probe). A test that leaves only some of its parameters to the nightly reads
 the same variable. The why names what it costs and what in make test still covers the same capability; the
 measured figures are in the test file.
 """

@@ -115,8 +115,10 @@ class Job:
         gh_env, gh_out = self.workdir / ".github_env", self.workdir / ".github_output"
         gh_env.write_text("")
         gh_out.write_text("")
+        runner_temp = self.workdir.parent / f"runner-temp-{self.job_id}-{self.run_id}"  # the runner's $RUNNER_TEMP
+        runner_temp.mkdir(exist_ok=True)
         env = {**base_env, **self.env, **{k: self.substitute(str(v)) for k, v in (step.get("env") or {}).items()},
-               "GITHUB_ENV": str(gh_env), "GITHUB_OUTPUT": str(gh_out), "CI": "true"}
+               "GITHUB_ENV": str(gh_env), "GITHUB_OUTPUT": str(gh_out), "RUNNER_TEMP": str(runner_temp), "CI": "true"}
         proc = subprocess.run(["bash", "-e", "-c", self.substitute(step["run"])], cwd=self.workdir, env=env,
                               capture_output=True, text=True, timeout=3600)
         self.env.update(_pairs(gh_env.read_text()))
