@@ -2,6 +2,7 @@
 
     python bench/shard_costs.py SHARD_DIR... [--cold DIR]... [--pair COLD_DIR WARM_DIR]...
                                 [--write cases/shard_costs.json] [--shards-count 4] [--top 12]
+    python bench/shard_costs.py --check-pairs --pair COLD_DIR WARM_DIR --pair COLD_DIR WARM_DIR...
 
 Each SHARD_DIR is a `convdiff run --out` directory of one nightly shard (`convdiff run --shard i/4 --tier full
 --gradients --relations all`) run with its compile cache kept, as the nightly runs: its results.jsonl and
@@ -19,7 +20,8 @@ kind of result (forward, gradients, each relation), and each target's batched bu
 taken from shards run both ways (`--pair COLD_DIR WARM_DIR`; a kind no pair has takes the pairs' overall ratio).
 Predicting one warm quarter of the corpus from its cold run by the other quarter's ratios (2026-12-01, 2-core AMD
 EPYC Zen 5) put each case within 4.0 to 5.2 s of its warm cost on average, where the least-squares line of the
-warm cases missed by 8.3 to 9.8 s. A case recorded warm keeps its recorded cost.
+warm cases missed by 8.3 to 9.8 s (`--check-pairs` prints this for the pairs given). A case recorded warm keeps
+its recorded cost.
 """
 
 from __future__ import annotations
@@ -115,6 +117,32 @@ def spread(values: list[float]) -> str:
     return ", ".join(f"{v:,.0f} s ({v / top:.0%})" for v in values) + f"; largest/smallest {top / max(min(values), 1e-9):.3f}"
 
 
+def check_pairs(pairs: list[tuple[Path, Path]], count: int) -> None:
+    """Each pair's warm costs predicted from its cold run by the other pairs' ratios, against the warm cases' line
+    of the other pairs (what the table gives an unrecorded case): mean error per case, totals, and the pair's cases
+    split `count` ways by the prediction, each part's measured warm cost."""
+    corpus = {case_key(c): c for c in load_cases([str(ROOT / "cases")])}
+    for i, (cold_dir, warm_dir) in enumerate(pairs):
+        others = [p for j, p in enumerate(pairs) if j != i]
+        predicted, _ = costs(*read_records(cold_dir)[:3], warm_ratios(others))
+        measured, _ = costs(*read_records(warm_dir)[:3])
+        points = [(case_macs(corpus[k]), v) for _, w in others for k, v in costs(*read_records(w)[:3])[0].items()
+                  if k in corpus]
+        fixed, per_mac = fit_line(points)
+        keys = sorted(k for k in measured if k in predicted and k in corpus)
+        err = sum(abs(predicted[k] - measured[k]) for k in keys) / len(keys)
+        line = sum(abs(fixed + per_mac * case_macs(corpus[k]) - measured[k]) for k in keys) / len(keys)
+        table = {"seconds": {k: predicted[k] for k in keys}}
+        by_line = {"seconds": {}, "fixed_s": fixed, "per_mac_s": per_mac}
+        print(f"{str(warm_dir)[-30:]}: {len(keys)} cases; mean error per case {err:.2f} s by the ratios, {line:.2f} s by "
+              f"the line; total {sum(predicted[k] for k in keys):,.0f} s predicted, {sum(measured[k] for k in keys):,.0f} "
+              "s measured")
+        for name, t in (("the ratios", table), ("the line", by_line)):
+            parts = [shard([corpus[k] for k in keys], s, count, table=t) for s in range(1, count + 1)]
+            print(f"  split {count} ways by {name}, measured: "
+                  f"{spread([sum(measured[case_key(c) or ''] for c in p) for p in parts])}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("shards", nargs="*", type=Path, help="shards run with their compile cache kept")
@@ -125,7 +153,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shards-count", type=int, default=4, dest="count")
     ap.add_argument("--top", type=int, default=12)
     ap.add_argument("--host", default="", help="the host, for the table's `measured` line")
+    ap.add_argument("--check-pairs", action="store_true",
+                    help="predict each pair's warm costs from its cold run by the others' ratios, and stop")
     args = ap.parse_args(argv)
+    if args.check_pairs:
+        if len(args.pair) < 2:
+            ap.error("--check-pairs needs two --pair or more")
+        check_pairs([(c, w) for c, w in args.pair], args.count)
+        return 0
     if args.cold and not args.pair:
         ap.error("--cold needs at least one --pair to convert its costs to a warm night's")
     ratios = warm_ratios([(c, w) for c, w in args.pair]) if args.pair else None
