@@ -96,11 +96,11 @@ def costs(records: Records, builds: dict[str, float], built: dict[str, list[str]
     per_case: dict[str, float] = defaultdict(float)
     per_target: dict[str, float] = defaultdict(float)
     for (key, target, k), s in records.items():
-        s *= per.get((target, k), overall) if ratios is not None else 1.0
+        s *= per.get((target, k), overall)
         per_case[key] += s
         per_target[target] += s
     for target, s in builds.items():
-        s *= bper.get(target, overall) if ratios is not None else 1.0
+        s *= bper.get(target, overall)
         per_target[target] += s
         for key in built.get(target, []):
             per_case[key] += s / len(built[target])
