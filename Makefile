@@ -61,7 +61,8 @@ lint: $(STAMP)
 	$(VENV)/bin/actionlint .github/workflows/*.yml
 
 ## docs: the documentation site (MkDocs, Material) into site/, --strict (a warning fails it); the reference
-## pages are generated from the code (docs/hooks.py). make test builds it too (tests/test_docs.py).
+## pages are generated from the code (docs/hooks.py). tests/test_docs.py builds and checks it the same way: in CI's
+## docs step and the nightly (CONVDIFF_FULL_TESTS=1), not in make test (its cost).
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
 

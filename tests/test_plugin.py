@@ -87,10 +87,9 @@ def test_bad_case_file_is_one_line_collection_error(pytester):
     assert "Traceback" not in result.stdout.str()
 
 
-def test_runs_under_xdist(corpus):
-    """Under xdist too; an xdist session a test starts inside another keeps the outer session's shared
-    directory (its processes fork from the templates that session runs: harness/execution/shared.py),
-    and one started outside any makes its own."""
+def shared_dir_test(corpus) -> None:
+    """A test for the nested xdist session: it keeps the outer session's shared directory (its processes fork from
+    the templates that session runs: harness/execution/shared.py), or, started outside any, makes its own."""
     import os
 
     from harness.execution import shared
@@ -101,8 +100,6 @@ def test_runs_under_xdist(corpus):
         "import os\n\n\ndef test_shared_dir():\n"
         f"    got = os.environ.get({shared.SHARED_ENV!r}, '')\n"
         + (f"    assert got == {str(outer)!r}\n" if outer else f"    assert got.startswith({os.path.join('/tmp', 'convdiff-shared-')!r})\n"))
-    result = run_pytest(corpus, "cases", "tests", "--convdiff-backends", "torch", "-n", "2", "-p", "xdist")
-    result.assert_outcomes(passed=5)
 
 
 def test_loadgroup_runs_each_target_on_one_process(corpus, monkeypatch, tmp_path):
@@ -111,15 +108,18 @@ def test_loadgroup_runs_each_target_on_one_process(corpus, monkeypatch, tmp_path
     that process's batched build (Backend.prepare) gets every case of the target: each torch-onnx-ort model is
     cut out of a batched export. xdist's worker processes read `dist` as "no" (the flag lives on as
     option.loadgroup); a plugin that read only `dist` gave each process half the cases to build ahead, and
-    the rest exported one by one."""
+    the rest exported one by one. Under xdist too, a nested session keeps the outer one's shared directory
+    (shared_dir_test)."""
     from backends.onnx.torch_onnx_ort import TorchOnnxOrtBackend
 
     onnx = not TorchOnnxOrtBackend().unavailable_reason() and __import__("importlib").util.find_spec("onnxruntime")
     monkeypatch.setenv("CONVDIFF_CACHE", str(tmp_path / "cache"))
     corpus.path.joinpath("cases", "conv2d.yaml").write_text(CASES.replace("stride: [1, 2]", "stride: [1, 2, 3]"))
     backends = "torch,fault:nan" + (",torch-onnx-ort" if onnx else "")
-    result = run_pytest(corpus, "cases", "--convdiff-backends", backends, "--convdiff-tier", "full", "-n", "2",
+    shared_dir_test(corpus)
+    result = run_pytest(corpus, "cases", "tests", "--convdiff-backends", backends, "--convdiff-tier", "full", "-n", "2",
                                          "-p", "xdist", "--dist", "loadgroup", "-v")
+    assert re.search(r"PASSED tests/test_shared_dir.py::test_shared_dir", result.stdout.str()), result.stdout.str()[-3000:]
     ran: dict[str, set[str]] = {}
     for line in result.stdout.lines:  # "[gw0] [ 10%] PASSED cases/conv2d.yaml::smoke_one[torch-cpu]@torch-cpu"
         m = re.match(r"\[(gw\d+)\] .*::\S*\[([^\]]+)\]@", line)

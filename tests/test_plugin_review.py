@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -68,6 +70,10 @@ def test_the_repro_line_of_a_pytest_failure_runs_as_printed(pytester: pytest.Pyt
     proc = convdiff(pytester.path, *(a.strip("'") for a in args))
     assert proc.returncode == 0, proc.stderr
     assert "mismatch" in proc.stderr and "ADAPTER = load_class('myflip:FlippedTorch')" in proc.stdout
+    script = pytester.path / "repro.py"  # the generic plugin script, run as a user would: it reaches the verdict
+    script.write_text(proc.stdout)
+    ran = subprocess.run([sys.executable, str(script)], cwd=pytester.path, capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 1 and "verdict: mismatch" in ran.stdout, ran.stdout + ran.stderr
 
 
 def test_the_junit_repro_line_runs_as_printed(tmp_path: Path) -> None:

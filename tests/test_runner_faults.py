@@ -29,7 +29,13 @@ EXPECTED = {
 }
 
 
-@pytest.mark.parametrize("mode", list(EXPECTED))
+# fault:hang waits out 1.5 s on each case twice (the retry): 9.4 s of make test's 488.6 s (2026-12-02, 2-core AMD EPYC
+# Zen 5); its timeout record, and the cases after a hang still running, are test_a_timeout_is_retried_once_on_a_fresh_worker's
+HANG = pytest.mark.nightly("waits out two timeouts a case; make test's test_a_timeout_is_retried_once_on_a_fresh_worker "
+                           "runs fault:hang on two cases")
+
+
+@pytest.mark.parametrize("mode", [pytest.param(m, marks=HANG) if m == "hang" else m for m in EXPECTED])
 def test_fault_is_recorded_and_the_run_goes_on(mode):
     records = []
     run_cases(CASES, [("fault:" + mode, "cpu"), ("torch", "cpu")], records.append, Verdicts(), timeout=1.5)

@@ -111,6 +111,8 @@ NEEDS_TORCH_TVM = pytest.mark.skipif(TvmTorchImportBackend().unavailable_reason(
 
 
 @NEEDS_TORCH_TVM
+@pytest.mark.nightly("each member imported alone and batched (7.2 CPU-s of a cold make test, 2026-12-02, 2-core AMD "
+                     "EPYC Zen 5); make test judges tvm-torch-import's smoke items, imported batched, against the oracle")
 def test_each_member_cut_from_a_batch_import_is_its_import_alone(tmp_path: Path) -> None:
     data = tmp_path / "cases.pkl"
     data.write_bytes(pickle.dumps(IMPORT_CASES))
