@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
 from backends.registry import PLUGINS_ENV, cli_name
-from tests.helpers import run_pytest
+from tests.helpers import run_named_scripts, run_pytest
 from tests.test_plugin_backends import ADAPTER, CASES, convdiff
 
 pytestmark = pytest.mark.xdist_group("test_plugin_backends")
@@ -70,10 +68,9 @@ def test_the_repro_line_of_a_pytest_failure_runs_as_printed(pytester: pytest.Pyt
     proc = convdiff(pytester.path, *(a.strip("'") for a in args))
     assert proc.returncode == 0, proc.stderr
     assert "mismatch" in proc.stderr and "ADAPTER = load_class('myflip:FlippedTorch')" in proc.stdout
-    script = pytester.path / "repro.py"  # the generic plugin script, run as a user would: it reaches the verdict
-    script.write_text(proc.stdout)
-    ran = subprocess.run([sys.executable, str(script)], cwd=pytester.path, capture_output=True, text=True, timeout=300)
-    assert ran.returncode == 1 and "verdict: mismatch" in ran.stdout, ran.stdout + ran.stderr
+    # the generic plugin script, run alone as a user would (forked from an interpreter that has torch): its verdict
+    [(code, output)] = run_named_scripts([("repro", proc.stdout)], pytester.path)
+    assert code == 1 and "verdict: mismatch" in output, output[-3000:]
 
 
 def test_the_junit_repro_line_runs_as_printed(tmp_path: Path) -> None:
