@@ -10,17 +10,15 @@ measured figures are in the test file.
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
-from harness.commands.smoke_select import FULL_TESTS_ENV
+from harness.commands.smoke_select import FULL_TESTS_ENV, full_tests
 
 pytest_plugins = ["pytester"]
 
 
 def nightly() -> bool:
-    return os.environ.get(FULL_TESTS_ENV, "") not in ("", "0")
+    return full_tests()
 
 
 def pytest_configure(config: pytest.Config) -> None:

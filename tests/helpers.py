@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from harness.commands.smoke_select import FULL_TESTS_ENV
+from harness.commands.smoke_select import full_tests
 from harness.execution.records import Record
 from harness.execution.runner import run_cases
 from harness.judge.verdict import Verdicts
@@ -104,9 +104,8 @@ def script_sample(records: Sequence[Record], per_backend: int = 1) -> list[Recor
     script is for, within the time budget (issue 26). The verdict lines after `run_framework` are the
     same code for every template, and a pass and a failure of it both run across the modules. With
     CONVDIFF_FULL_TESTS=1 (the nightly), every record."""
-    import os
 
-    if os.environ.get(FULL_TESTS_ENV, "") not in ("", "0"):
+    if full_tests():
         return list(records)
     kept: dict[str, list[Record]] = {}
     for rec in sorted(records, key=lambda r: r.status == "pass"):  # stable: collection order within each

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 
 import numpy as np
 import pytest
 
 from harness.commands.fuzz.gen import generate
-from harness.commands.smoke_select import FULL_TESTS_ENV
+from harness.commands.smoke_select import full_tests
 from harness.execution.records import Record
 from harness.model.build import make_case
 from harness.model.loader import load_file
@@ -86,7 +85,7 @@ def test_bound_covers_a_fold() -> None:
 
 # make test runs the first 100 configs of each dtype (the 250 took 8.6 s of make test's 488.6 s, 2026-12-02, 2-core
 # AMD EPYC Zen 5); the nightly (CONVDIFF_FULL_TESTS=1) all 250
-CONFIGS = 250 if os.environ.get(FULL_TESTS_ENV, "") not in ("", "0") else 100
+CONFIGS = 250 if full_tests() else 100
 
 
 @pytest.mark.slow

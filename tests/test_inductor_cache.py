@@ -11,13 +11,12 @@ checked to call a prepacked conv (`mkldnn._convolution_pointwise`), read from th
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
 from backends.registry import get_backend
-from harness.commands.smoke_select import FULL_TESTS_ENV
+from harness.commands.smoke_select import full_tests
 from harness.execution.records import Record
 from harness.execution.runner import run_cases
 from harness.judge.verdict import Verdicts
@@ -29,7 +28,7 @@ pytestmark = pytest.mark.xdist_group("torch-inductor-cpu")  # beside the backend
 # (the module fixture took 13.3 s with the four, 10.2 s with two: 2026-11-29, 2-core AMD EPYC Zen 4, quiet), and
 # the frozen-weight keying is the same for every conv; c2d and c1d_epi keep a bias and an epilogue's frozen
 # constants in make test
-NIGHTLY = os.environ.get(FULL_TESTS_ENV, "") not in ("", "0")
+NIGHTLY = full_tests()
 CASES = [
     make_case(id="c2d", op="conv2d", input_size=[9, 8], in_channels=4, out_channels=6, kernel_size=3, padding=1,
               bias=True),

@@ -9,12 +9,11 @@ without VNNI is the known int16 pair saturation, decided from the worker's live 
 from __future__ import annotations
 
 import importlib.util
-import os
 
 import pytest
 
 from backends.torch.pt2e import INT8_REASON, TorchPt2eBackend
-from harness.commands.smoke_select import FULL_TESTS_ENV
+from harness.commands.smoke_select import full_tests
 from harness.execution.records import Record
 from tests.helpers import make_case, run_on
 
@@ -44,7 +43,7 @@ EXACT = ("c2d_narrow", "c2d_per_channel_asym_s2_nhwc", "c2d_grouped_dilated")
 # full-range case that shows the host's saturation or its absence, and the quantizer's refusal and float leftovers.
 NIGHTLY_ONLY = {"c2d_narrow", "c2d_grouped_dilated", "c2d_full"}
 WHY = "an export, a quantization and a compile more: see NIGHTLY_ONLY"
-RUNS = ALL_RUNS if os.environ.get(FULL_TESTS_ENV, "") not in ("", "0") else [c for c in ALL_RUNS if c.id not in NIGHTLY_ONLY]
+RUNS = ALL_RUNS if full_tests() else [c for c in ALL_RUNS if c.id not in NIGHTLY_ONLY]
 
 
 def ids(*case_ids: str) -> list:

@@ -9,14 +9,13 @@ adapter both show up as a failed assertion.
 from __future__ import annotations
 
 import importlib.util
-import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from harness.commands.smoke_select import FULL_TESTS_ENV
+from harness.commands.smoke_select import full_tests
 from harness.execution.records import Record
 from harness.model.case import Case
 from tests.helpers import make_case, run_on
@@ -63,7 +62,7 @@ def expected(case: Case, backend: str) -> str:
 # float64 on the 1-D and 3-D ops in the nightly only (CONVDIFF_FULL_TESTS=1): each path decides float64 by its
 # dtype, not its rank, and the 2-D ops show it (this module's cold compile was 22.5 CPU-s of a cold make test,
 # 2026-11-29, 2-core AMD EPYC Zen 4; each case is five builds)
-NIGHTLY = os.environ.get(FULL_TESTS_ENV, "") not in ("", "0")
+NIGHTLY = full_tests()
 CASES = [_case(op, dt) for op in OPS for dt in ("float32", "float64") if NIGHTLY or dt == "float32" or "2d" in op] + [
     _case("conv2d", "float32", "channels_last"), _case("conv_transpose2d", "float32", "channels_last"),
     _case("conv3d", "float32", "channels_last")]

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.commands.smoke_select import FULL_TESTS_ENV
+from harness.commands.smoke_select import full_tests
 from harness.commands.upstream.contract import LiveFacts, contract
 from harness.commands.upstream.scripts import imported, missing_imports, run_snippet, settings_of
 from harness.commands.upstream.subjects import Root, with_reports
@@ -46,7 +46,7 @@ KNOWN = load_known_issues(ROOT / "cases" / "known_issues.yaml")
 REPORTS = {r.id: r for r in with_reports(KNOWN) if r.snippet is not None and r.folder == UPSTREAM}
 STRICT_DEFAULT = True
 STRICT = os.environ.get("CONVDIFF_STRICT_REPORTS", "1" if STRICT_DEFAULT else "") not in ("", "0")
-FULL = os.environ.get(FULL_TESTS_ENV, "") not in ("", "0")
+FULL = full_tests()
 BODY_WORDS = 300
 BANNED = re.compile(r"convdiff|known issue|none found|shows where|\.yaml::|case file|accepted_invalid|shape_mismatch"
                     r"|`rejected`|bound_ratio|\boracle\b", re.I)

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from harness.commands.smoke_select import FULL_TESTS_ENV
+from harness.commands.smoke_select import full_tests
 from harness.execution import preloads, warm_pool, zygote
 from harness.execution.pool import Worker
 from harness.execution.zygote import Forked
@@ -24,7 +24,7 @@ CASES = [make_case(id="c2d", op="conv2d", in_channels=4, out_channels=6, input_s
 # interpreters import each framework again: make test compares two of the five (a quantized engine and the zygote of
 # three frameworks; 13.9 s for the five of make test's 488.6 s, 2026-12-02, 2-core AMD EPYC Zen 5), the nightly all.
 BACKENDS = (["torch", "torch-ao-fbgemm", "tensorflow", "onnxruntime", "paddle2onnx-ort"]
-            if os.environ.get(FULL_TESTS_ENV, "") not in ("", "0") else ["torch-ao-fbgemm", "paddle2onnx-ort"])
+            if full_tests() else ["torch-ao-fbgemm", "paddle2onnx-ort"])
 
 
 def _view(records: list) -> dict:

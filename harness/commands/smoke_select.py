@@ -23,9 +23,14 @@ FULL_TESTS_ENV = "CONVDIFF_FULL_TESTS"  # 1 in the nightly: every smoke item, an
 CHOICES = ("cover", "all")
 
 
+def full_tests() -> bool:
+    """Whether this is the nightly's run of the tests (CONVDIFF_FULL_TESTS set, and not to 0): everything runs."""
+    return os.environ.get(FULL_TESTS_ENV, "") not in ("", "0")
+
+
 def wanted(option: str, tier: str) -> bool:
     """Whether the cover applies: the smoke tier, `cover` asked for (the default), not the nightly."""
-    return tier == "smoke" and option == "cover" and os.environ.get(FULL_TESTS_ENV, "") in ("", "0")
+    return tier == "smoke" and option == "cover" and not full_tests()
 
 
 def split(items: Sequence[Any], builds_per_case: Callable[[str], bool]) -> tuple[list[Any], list[Any]]:
