@@ -59,6 +59,8 @@ def test_corpus_files_take_the_fast_path_and_read_the_same(path: Path) -> None:
     "a: 1\n# why?\n",
     "a: 1\n\ufeff",          # a byte order mark after the start: libyaml skips it, PyYAML refuses it (a fuzz find)
     "a: 1\nb: \ufeff2\n",
+    "a: |# x\n  b\n",       # a comment straight after a block indicator: libyaml takes it, PyYAML refuses it
+    "a: >-2#\n   b\n",      # (a fuzz find)
 ])
 def test_where_the_parsers_part_the_pure_loader_answers(text: str) -> None:
     assert yamlmap._fast(text, "t.yaml") is None

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import re
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
@@ -81,7 +82,7 @@ def _fast(text: str, path: str) -> Any:
     loader = FastLoader(text)
     try:
         node = loader.get_single_node()
-        if node is None or not _questions_quoted(text, node):
+        if node is None or not _readers_agree(text, node):
             return None
         return _build(node, loader, path)
     except (yaml.YAMLError, InputError):
@@ -90,21 +91,40 @@ def _fast(text: str, path: str) -> Any:
         loader.dispose()
 
 
-def _questions_quoted(text: str, root: yaml.Node) -> bool:
-    """Whether every '?' of the text sits inside a quoted scalar. Where libyaml and PyYAML part (a
-    mutation fuzz of the corpus: 10 of 6000 texts), it is over a tab or a '?': libyaml reads '?' inside
-    a flow collection as part of a plain scalar, PyYAML as a key indicator."""
-    at = text.find("?")
-    if at < 0:
-        return True
-    spans, todo = [], [root]
+def _scalars(root: yaml.Node) -> Iterator[yaml.ScalarNode]:
+    todo = [root]
     while todo:
         node = todo.pop()
         if isinstance(node, yaml.ScalarNode):
-            if node.style in ("'", '"'):
-                spans.append((node.start_mark.index, node.end_mark.index))
+            yield node
         else:
             todo.extend(v for pair in node.value for v in (pair if isinstance(pair, tuple) else (pair,)))
+
+
+# a block scalar's header: its indicator, then chomping and indentation indicators, then what follows them
+BLOCK_HEADER = re.compile(r"[|>][-+0-9]*(.?)")
+
+
+def _readers_agree(text: str, root: yaml.Node) -> bool:
+    """Whether PyYAML reads the text as libyaml did, where the two are known to part (a mutation fuzz of the
+    corpus, tests/test_yamlmap.py): every '?' sits inside a quoted scalar (libyaml reads '?' inside a flow
+    collection as part of a plain scalar, PyYAML as a key indicator), and no block scalar's header runs into
+    a '#' (`|#`: libyaml takes a comment, PyYAML wants a space or a line break first and refuses it)."""
+    scalars = list(_scalars(root)) if "?" in text or "#" in text else []
+    for node in scalars:
+        if node.style in ("|", ">"):
+            header = BLOCK_HEADER.match(text, node.start_mark.index)
+            if header and header.group(1) == "#":
+                return False
+    return _questions_quoted(text, [n for n in scalars if n.style in ("'", '"')])
+
+
+def _questions_quoted(text: str, quoted: list[yaml.ScalarNode]) -> bool:
+    """Whether every '?' of the text sits inside one of the `quoted` scalars."""
+    at = text.find("?")
+    if at < 0:
+        return True
+    spans = [(node.start_mark.index, node.end_mark.index) for node in quoted]
     spans.sort()
     i = 0
     while at >= 0:
