@@ -2,7 +2,11 @@
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
-JOBS   ?= 2
+# make test's xdist processes: 3 on a 2-core host. With 2, the cores spent 9 to 12% of the session waiting on
+# I/O and 3 to 5% idle (tests that wait on scripts, timeouts and imports); with 3, 1 to 3% and 2%. Measured on a
+# 2-core AMD EPYC (Zen 4), 2026-12-02, an empty cache each, alternating: pytest 487.6 and 467.1 s with 2,
+# 399.1 and 413.0 s with 3, 425.4 s with 4 (bench/HISTORY.md)
+JOBS   ?= 3
 
 .PHONY: setup run test lint docs bench clean host-matrix models
 

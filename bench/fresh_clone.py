@@ -32,8 +32,10 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 from pathlib import Path
 
+from test_cost import MAKE_TEST  # bench/ is this script's directory, first on sys.path
+
 ROOT = Path(__file__).resolve().parents[1]
-TEST_ARGS = ["tests", "cases", "--convdiff-tier", "smoke", "-n", "2", "--dist", "loadgroup", "--no-loadscope-reorder", "-q"]
+TEST_ARGS = MAKE_TEST  # make test's own arguments, its xdist processes from the Makefile
 
 
 def timed(cmd: list[str], cache: Path, log: Path, first: Path | None = None) -> tuple[float, float | None]:

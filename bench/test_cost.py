@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -38,7 +39,15 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-MAKE_TEST = ["tests", "cases", "--convdiff-tier", "smoke", "-n", "2", "--dist", "loadgroup",
+
+
+def make_jobs() -> int:
+    """make test's xdist processes: the Makefile's `JOBS ?= N`."""
+    found = re.search(r"^JOBS\s*\?=\s*(\d+)", (ROOT / "Makefile").read_text(encoding="utf-8"), re.M)
+    return int(found.group(1)) if found else 2
+
+
+MAKE_TEST = ["tests", "cases", "--convdiff-tier", "smoke", "-n", str(make_jobs()), "--dist", "loadgroup",
              "--no-loadscope-reorder", "-q"]
 OUT_ENV = "CONVDIFF_TEST_COST_OUT"
 TICK = os.sysconf("SC_CLK_TCK")
@@ -201,7 +210,7 @@ def summarize(out: Path, top: int) -> str:
     if order_file.exists():
         order = json.loads(order_file.read_text())
         start_cpu = max((s["cpu"] for s in starts), default=0.0)
-        lines = [f"--dist loadgroup replayed over {len(order)} items in collection order, 2 processes "
+        lines = [f"--dist loadgroup replayed over {len(order)} items in collection order, 2 processes (the cores) "
                  f"(start and collection before the first item: cpu {start_cpu:.1f} s, wall "
                  f"{max((s['wall'] for s in starts), default=0.0):.1f} s, the largest of the processes)"]
         for kind in ("cpu", "wall"):
