@@ -24,6 +24,7 @@ from backends.executorch.backend import (
     ExecutorchBackend,
     ExecutorchPortableBackend,
 )
+from backends.executorch.batch import refused_at_run
 from backends.executorch.quant import GROUPED_T_REASON, WZP_REASON
 from harness.execution.records import Record
 from tests.helpers import make_case, run_named_scripts, run_on
@@ -69,6 +70,19 @@ DELEGATED = ("c1d_stride_dil_asym", "c2d_same_nhwc_grouped", "c2d_depthwise_epi"
              "t2d_grouped_nhwc_asym")
 NOT_DELEGATED = ("c2d_f64", "t1d_outpad_bf16")  # XNNPACK takes float32 and float16 only
 QUANT = ("q_c2d_s8_per_channel_nhwc", "q_c1d_u8", "q_t2d_u8_per_channel")
+
+
+def test_only_a_member_xnnpack_refuses_when_it_runs_builds_alone() -> None:
+    """Pure: output_padding [2, 1] against stride [1, 2] (2 >= 1) in float32 is refused by XNNPACK after lowering
+    (test_refusals), so it stays out of the batches; no output_padding, a float64 case XNNPACK does not take,
+    and a forward conv stay in."""
+    by_id = {c.id: c for c in CASES}
+    assert refused_at_run(by_id["t2d_outpad_ge_stride"])
+    assert not refused_at_run(by_id["t2d_grouped_nhwc_asym"])
+    assert not refused_at_run(make_case(op="conv_transpose2d", dtype="float64", stride=[1, 2], dilation=3,
+                                        output_padding=[2, 1], input_size=[4, 5], kernel_size=3,
+                                        in_channels=2, out_channels=3))
+    assert not refused_at_run(by_id["c1d_stride_dil_asym"])
 
 
 def test_supports_declares_what_neither_path_runs() -> None:
