@@ -19,7 +19,7 @@ from harness.execution.host import gpu_present
 from harness.execution.memory import worker_env
 from harness.execution.preloads import zygote_of
 from harness.execution.worker import unsupported
-from harness.execution.zygote import Forked
+from harness.execution.zygote import Forked, child_environment
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
 
@@ -112,7 +112,7 @@ class Worker:
         to_w_r, to_w_w = os.pipe()
         from_w_r, from_w_w = os.pipe()
         log = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the worker; closed in stop()
-        env = {**os.environ, "PYTHONUNBUFFERED": "1", **worker_env(), **self.env}
+        env = {**child_environment(), **worker_env(), **self.env}
         proc: Any = None
         zygote = None if self.fresh_only else zygote_of(self.backend)
         if zygote is not None:
