@@ -169,25 +169,48 @@ def own_pss_mb() -> float | None:
     return pss_mb("self")
 
 
-def pss_mb(pid: int | str) -> float | None:
-    """A process's proportional set size in MB (None where /proc does not say, or it is gone)."""
+def _rollup_mb(pid: int | str) -> dict[str, float]:
+    """A process's /proc/<pid>/smaps_rollup totals in MB ({} where /proc does not say, or it is gone)."""
+    sizes: dict[str, float] = {}
     try:
         with open(f"/proc/{pid}/smaps_rollup") as f:
             for line in f:
-                if line.startswith("Pss:"):
-                    return int(line.split()[1]) / 1024
+                name, _, rest = line.partition(":")
+                if rest.strip().endswith("kB"):
+                    sizes[name] = int(rest.split()[0]) / 1024
     except (OSError, ValueError, IndexError):
-        pass
-    return None
+        return {}
+    return sizes
+
+
+def pss_mb(pid: int | str) -> float | None:
+    """A process's proportional set size in MB (None where /proc does not say, or it is gone)."""
+    return _rollup_mb(pid).get("Pss")
+
+
+def _private_mb(sizes: dict[str, float]) -> float | None:
+    return sizes["Private_Clean"] + sizes["Private_Dirty"] if "Private_Dirty" in sizes else None
+
+
+def worker_start_mb() -> float | None:
+    """In a worker once set up, where a budget is set: the memory it holds alone (private pages), which
+    `over_budget` measures its growth from; None without a budget."""
+    return _private_mb(_rollup_mb("self")) if os.environ.get(ENV) else None
 
 
 def over_budget(start_mb: float | None) -> bool:
-    """In a worker: whether it is beyond the budget its controller gave it and has grown by half the budget since
-    `start_mb` (its size once set up). A worker that starts beyond the budget (a fresh interpreter holds its
-    framework alone, with no zygote to share it with) would otherwise retire after every case."""
+    """In a worker: whether it is beyond the budget its controller gave it (its Pss) and has grown by half the
+    budget since `start_mb` (worker_start_mb). A worker that starts beyond the budget (a fresh interpreter holds
+    its framework alone, with no zygote to share it with) would otherwise retire after every case. The growth is
+    of its private pages, not of its Pss: the pages it shares with its zygote count in its Pss divided among the
+    processes sharing them, so its Pss grows or shrinks as sibling workers of the same zygote exit or start (in an
+    xdist session, one zygote serves every process: the likely cause of a make test run, 2026-12-02, in which a
+    torch worker over a 1 MB budget never retired)."""
     try:
         budget = int(os.environ.get(ENV) or 0)
     except ValueError:
         return False
-    pss = own_pss_mb() if budget > 0 else None
-    return pss is not None and pss > budget and (start_mb is None or pss - start_mb > budget / 2)
+    sizes = _rollup_mb("self") if budget > 0 else {}
+    pss, private = sizes.get("Pss"), _private_mb(sizes)
+    grown = start_mb is None or private is None or private - start_mb > budget / 2
+    return pss is not None and pss > budget and grown

@@ -21,7 +21,7 @@ from backends.base import Output, Unsupported, first_line
 from backends.registry import get_backend
 from harness.execution.failures import error_payload, failure
 from harness.execution.grad_exec import execute_gradients
-from harness.execution.memory import over_budget, own_pss_mb
+from harness.execution.memory import over_budget, worker_start_mb
 from harness.model.case import Case
 from harness.numerics.inputs import Inputs
 
@@ -194,7 +194,7 @@ def worker_main(requests: Any, replies: Any, backend_name: str, device: str) -> 
         return
     inbox: queue.Queue = queue.Queue()
     threading.Thread(target=_drain, args=(requests, inbox), daemon=True).start()
-    start_mb = own_pss_mb()  # its size once set up: the memory budget counts growth beyond it (memory.py)
+    start_mb = worker_start_mb()  # once set up: the memory budget counts growth beyond it (memory.py)
     while True:
         msg = inbox.get()
         if msg[0] == "stop":
