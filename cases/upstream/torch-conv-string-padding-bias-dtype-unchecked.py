@@ -8,6 +8,10 @@ What happens: on CPU with torch 2.13.0, F.conv1d with a float64 input and weight
 Expected: the same error for every padding form; the functional docs (https://pytorch.org/docs/stable/generated/torch.nn.functional.conv1d.html) describe padding only as the amount of padding, not as changing which arguments are checked.
 
 Mechanism: conv1d_symint, conv2d_symint and conv3d_symint in aten/src/ATen/native/Convolution.cpp check the bias dtype before at::convolution; the string-padding overloads (conv1d_padding_symint and its 2-D/3-D siblings) go through _convolution_mode, which calls at::convolution without that check, and the slow CPU kernels then add the bias in the input's dtype.
+
+Symptoms:
+float16 or float64 input, bias of another dtype, padding 'same' or 'valid': conv1d/2d/3d return an output.
+bfloat16 input, bias of another dtype, a CPU without oneDNN's bfloat16 kernels (AVX2): the same.
 """
 import sys
 import warnings
