@@ -3,15 +3,15 @@
 Kind: invalid-accepted
 Ask: please make the string-padding forms raise "Input type (...) and bias type (...) should be the same" as the integer-padding forms do, instead of casting the bias.
 
-What happens: on CPU with torch 2.13.0, F.conv1d with a float64 input and weight and a complex128 bias returns a float64 result when padding='same' or 'valid', dropping the bias's imaginary part with only a UserWarning; with padding=0 or 1 the same tensors raise "Input type (double) and bias type (c10::complex<double>) should be the same". Measured for conv1d/2d/3d, groups 1 and 2: float16 and float64 inputs accept every other bias dtype (float16/32/64, bfloat16, complex64/128, uint8, int8, int64); float32 and bfloat16 inputs raise, from the oneDNN path.
+What happens: on CPU with torch 2.13.0, F.conv1d with a float64 input and weight and a complex128 bias returns a float64 result when padding='same' or 'valid', dropping the bias's imaginary part with only a UserWarning; with padding=0 or 1 the same tensors raise "Input type (double) and bias type (c10::complex<double>) should be the same". Measured for conv1d/2d/3d, groups 1 and 2: float16 and float64 inputs accept any other bias dtype; float32 and bfloat16 ones raise where oneDNN runs them.
 
-Expected: the same error for every padding form; the functional docs (https://pytorch.org/docs/stable/generated/torch.nn.functional.conv1d.html) describe padding only as the amount of padding, not as changing which arguments are checked.
+Expected: the same error for every padding form; the functional docs (https://pytorch.org/docs/stable/generated/torch.nn.functional.conv1d.html) do not say padding changes which arguments are checked.
 
 Mechanism: conv1d_symint, conv2d_symint and conv3d_symint in aten/src/ATen/native/Convolution.cpp check the bias dtype before at::convolution; the string-padding overloads (conv1d_padding_symint and its 2-D/3-D siblings) go through _convolution_mode, which calls at::convolution without that check, and the slow CPU kernels then add the bias in the input's dtype.
 
 Symptoms:
-float16 or float64 input, bias of another dtype, padding 'same' or 'valid': conv1d/2d/3d return an output.
-bfloat16 input, bias of another dtype, a CPU without oneDNN's bfloat16 kernels (AVX2): the same.
+float16 or float64 input, another bias dtype: an output.
+bfloat16 input, another bias dtype, a CPU without oneDNN's bfloat16 kernels (AVX2): an output.
 """
 import sys
 import warnings
